@@ -1,0 +1,1 @@
+//! K-NN graphs, connected components (being written)

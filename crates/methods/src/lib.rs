@@ -1,0 +1,124 @@
+//! # structdr-methods: dimensionality reduction and structure learning behind one contract
+//!
+//! Every method is a parameter struct implementing [`Embedder`]: `fit(X, seed)` on samples in
+//! rows returns a [`Fitted`] with the embedding and, where the method has them, the learned graph,
+//! component labels, feature weights and the objective history.
+//!
+//! Methods are found by name through the [`registry`]: one table maps each name to its parameter
+//! schema and constructor; spec validation, `structdr embed` and the generated docs all read it.
+//! Adding a method is one module, one registry entry (see `docs/adding-a-method.md`).
+//!
+//! | name | module | formula |
+//! |---|---|---|
+//! | `identity` | [`identity`] | `Y = X` |
+//! | `pca` | [`pca`] | top-d eigenvectors of the centred covariance |
+//! | `kpca` | [`kpca`] | top-d eigenvectors of the centred Gaussian kernel |
+//! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
+//! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
+
+pub mod graph;
+pub mod identity;
+pub mod kpca;
+pub mod laplacian;
+pub mod lle;
+pub mod params;
+pub mod pca;
+pub mod registry;
+
+use ndarray::{Array1, Array2, ArrayView2};
+
+pub use params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue};
+pub use registry::{lookup, registry, MethodInfo};
+
+/// Errors a method can return. Bad input is reported, never panicked on.
+#[derive(Debug, thiserror::Error)]
+pub enum MethodError {
+    /// Invalid or inconsistent parameters (validated before any work).
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// The data cannot be used: empty, NaN/Inf, constant, too few points, ...
+    #[error("{method}: invalid input: {reason}")]
+    Input { method: &'static str, reason: String },
+    /// The neighbourhood graph is disconnected and the method was told not to repair it.
+    #[error("{method}: the {k}-NN graph has {components} connected components (sizes {sizes:?}); set disconnected = \"connect\" to join them with their shortest edges, or raise k")]
+    Disconnected { method: &'static str, k: usize, components: usize, sizes: Vec<usize> },
+    /// A numerical kernel failed (singular system, non-convergence, LAPACK error).
+    #[error("{method}: numerical failure: {source}")]
+    Numerical {
+        method: &'static str,
+        #[source]
+        source: structdr_linalg::LinalgError,
+    },
+}
+
+/// Result alias for methods.
+pub type Result<T> = std::result::Result<T, MethodError>;
+
+/// A weighted undirected graph on the samples (or on learned centres), as an edge list `i < j`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Graph {
+    /// Number of vertices.
+    pub n_vertices: usize,
+    /// Edges `(i, j, weight)` with `i < j`, sorted.
+    pub edges: Vec<(usize, usize, f64)>,
+}
+
+/// What a fitted method returns.
+#[derive(Debug, Clone, Default)]
+pub struct Fitted {
+    /// The embedding, samples in rows (N x d).
+    pub embedding: Array2<f64>,
+    /// The graph the method learned or used, when it has one.
+    pub graph: Option<Graph>,
+    /// Connected-component index of every sample, when the method splits the data.
+    pub components: Option<Vec<usize>>,
+    /// One weight per input feature (feature selection methods).
+    pub feature_weights: Option<Array1<f64>>,
+    /// Objective value after each iteration (iterative methods).
+    pub history: Vec<f64>,
+    /// Iterations run (0 for closed-form methods).
+    pub iterations: usize,
+    /// Whether the stopping rule was met (true for closed-form methods).
+    pub converged: bool,
+    /// Human-readable remarks (e.g. "joined 3 components with 2 edges").
+    pub notes: Vec<String>,
+}
+
+impl Fitted {
+    /// A closed-form result: just the embedding.
+    pub fn closed_form(embedding: Array2<f64>) -> Fitted {
+        Fitted { embedding, converged: true, ..Default::default() }
+    }
+}
+
+/// The method contract: fit on samples in rows and return an embedding.
+///
+/// `seed` drives every random choice; the same seed, input and parameters give bit-identical
+/// output whatever the number of threads.
+pub trait Embedder: Send + Sync {
+    /// The registry name of the method.
+    fn name(&self) -> &'static str;
+    /// Fits on `x` (N x D, samples in rows).
+    fn fit(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted>;
+}
+
+/// Shared input checks: non-empty, finite, at least `min_samples` rows.
+pub fn check_input(method: &'static str, x: &ArrayView2<f64>, min_samples: usize) -> Result<()> {
+    let (n, d) = x.dim();
+    if n == 0 || d == 0 {
+        return Err(MethodError::Input { method, reason: format!("empty data ({n} x {d})") });
+    }
+    if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+        let (i, j) = (pos / d, pos % d);
+        return Err(MethodError::Input { method, reason: format!("non-finite value at sample {i}, feature {j}") });
+    }
+    if n < min_samples {
+        return Err(MethodError::Input { method, reason: format!("{n} samples, at least {min_samples} needed") });
+    }
+    Ok(())
+}
+
+/// Maps a linear-algebra error into a [`MethodError`] of `method`.
+pub(crate) fn numerical(method: &'static str) -> impl Fn(structdr_linalg::LinalgError) -> MethodError {
+    move |source| MethodError::Numerical { method, source }
+}

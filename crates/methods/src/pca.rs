@@ -1,0 +1,73 @@
+//! Principal component analysis.
+//!
+//! With the centred data `Xc = X - 1 mu^T` and the covariance eigenpairs
+//! `Xc^T Xc / (N-1) = V Lambda V^T` (descending), the embedding is `Y = Xc V_d`: the scores on the
+//! first d principal axes. Axis signs are canonicalised (largest |loading| positive).
+
+use crate::registry::{dim, MethodInfo};
+use crate::params::ParamMapExt;
+use crate::{check_input, numerical, Embedder, Fitted, MethodError, Result};
+use ndarray::ArrayView2;
+use structdr_linalg::Pca as PcaBasis;
+
+/// PCA to `dim` dimensions.
+#[derive(Debug, Clone)]
+pub struct Pca {
+    /// Target dimension d.
+    pub dim: usize,
+}
+
+impl Embedder for Pca {
+    fn name(&self) -> &'static str {
+        "pca"
+    }
+    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+        check_input("pca", &x, 2)?;
+        let max_dim = x.ncols().min(x.nrows());
+        if self.dim > max_dim {
+            return Err(MethodError::Input { method: "pca", reason: format!("dim = {} exceeds min(N, D) = {max_dim}", self.dim) });
+        }
+        let basis = PcaBasis::fit(x).map_err(numerical("pca"))?;
+        Ok(Fitted::closed_form(basis.transform(x, self.dim)))
+    }
+}
+
+pub(crate) fn info() -> MethodInfo {
+    MethodInfo {
+        name: "pca",
+        summary: "Principal component analysis: Y = (X - 1 mu^T) V_d with V_d the top-d eigenvectors of the sample covariance.",
+        reference: "Pearson 1901; baseline of every table",
+        params: vec![dim()],
+        build: |p| Ok(Box::new(Pca { dim: p.usize("dim") })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_abs_diff_eq;
+    use ndarray::{array, Array2};
+
+    #[test]
+    fn scores_have_the_covariance_eigenvalues_as_variances() {
+        let x = array![[2.5, 2.4, 0.1], [0.5, 0.7, 0.3], [2.2, 2.9, 0.2], [1.9, 2.2, 0.5], [3.1, 3.0, 0.4], [2.3, 2.7, 0.1], [2.0, 1.6, 0.2], [1.0, 1.1, 0.6]];
+        let y = Pca { dim: 2 }.fit(x.view(), 0).unwrap().embedding;
+        let basis = PcaBasis::fit(x.view()).unwrap();
+        for j in 0..2 {
+            let c = y.column(j);
+            assert_abs_diff_eq!(c.sum(), 0.0, epsilon = 1e-12);
+            assert_abs_diff_eq!(c.dot(&c) / 7.0, basis.variances[j], epsilon = 1e-12);
+        }
+        assert_abs_diff_eq!(y.column(0).dot(&y.column(1)), 0.0, epsilon = 1e-12);
+    }
+
+    #[test]
+    fn rejects_too_large_dim_and_nan() {
+        let x = Array2::<f64>::zeros((5, 2));
+        assert!(Pca { dim: 3 }.fit(x.view(), 0).is_err());
+        let mut x = Array2::<f64>::ones((5, 2));
+        x[[2, 1]] = f64::NAN;
+        let e = Pca { dim: 1 }.fit(x.view(), 0).unwrap_err().to_string();
+        assert!(e.contains("sample 2, feature 1"), "{e}");
+    }
+}
