@@ -1,1 +1,693 @@
-//! (being written)
+//! Registry entry -> [`Dataset`]: fetch + verify ([`crate::download`]), parse ([`crate::parse`])
+//! according to the entry's format and [`Loader`] fields, then check the shape against the
+//! registry (`n_samples`, `n_features`, `n_classes`; any mismatch is an error).
+//!
+//! Formats:
+//! - `libsvm` / `libsvm-bz2`: every file parsed with the declared `n_features`, rows stacked.
+//! - `mat-v5`: X = the `x_var` variable(s) (transposed when `transpose`), stacked by rows;
+//!   labels from `y_var` (row or column vectors, stacked) or from `label_column` (a 1-based
+//!   column of X that is then removed); then `rows = [first, last]` (1-based, inclusive) and
+//!   `select_label` filter the samples.
+//! - `idx-gzip`: (images, labels) file pairs; each image is flattened row-major
+//!   (`x[n, r * cols + c] = pixel(r, c)`), pairs stacked by rows (train then test).
+//! - `teapot-zip` / `image-zip`: see [`parse_image_zip`].
+//!
+//! Labels are `i64` as written in the file (a non-integral label is an error).
+//! [`Dataset::checksum`] is the verified content hash of the file (its `raw_sha256` when the
+//! registry gives one), joined with `+` for multi-file sets; [`Dataset::note`] is the entry's
+//! stand-in remark, else its provenance remark.
+
+use crate::download::{fetch_files, DownloadError, FetchOptions};
+use crate::parse::{self, ParseError};
+use crate::registry::{Entry, Format, Loader, Registry, RegistryError};
+use crate::Dataset;
+use ndarray::{concatenate, s, Array2, Axis};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Errors of [`load`] and [`export`].
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Fetching or verifying a file failed.
+    #[error(transparent)]
+    Download(#[from] DownloadError),
+    /// Unknown entry or bad registry.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// A file is malformed.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// The loaded data do not have the registry's shape.
+    #[error("{name}: {what}: the registry says {expected}, the loaded data have {actual}")]
+    ShapeMismatch {
+        /// Entry name.
+        name: String,
+        /// `n_samples`, `n_features` or `n_classes`.
+        what: &'static str,
+        /// Registry value.
+        expected: usize,
+        /// Loaded value.
+        actual: usize,
+    },
+    /// The file parsed but its content does not fit the loader description.
+    #[error("{source_name}: {message}")]
+    Layout {
+        /// File (or entry) concerned.
+        source_name: String,
+        /// What does not fit.
+        message: String,
+    },
+    /// Reading or writing a local file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// Path concerned.
+        path: PathBuf,
+        /// Underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing an `.npy` file failed.
+    #[error("{path}: writing npy: {message}")]
+    Npy {
+        /// Path concerned.
+        path: PathBuf,
+        /// Reason.
+        message: String,
+    },
+}
+
+fn layout(source: &str, message: impl Into<String>) -> LoadError {
+    LoadError::Layout { source_name: source.to_string(), message: message.into() }
+}
+
+/// Loads the builtin-registry entry `name` (fetching it if needed) and checks its shape.
+pub fn load(name: &str, opts: &FetchOptions) -> Result<Dataset, LoadError> {
+    load_entry(Registry::builtin().get(name)?, opts)
+}
+
+/// Loads `entry` (fetching its files if needed) and checks its shape.
+pub fn load_entry(entry: &Entry, opts: &FetchOptions) -> Result<Dataset, LoadError> {
+    let files = fetch_files(entry, opts)?;
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let (x, labels) = parse_files(entry, &paths)?;
+    check_shape(entry, &x, labels.as_deref())?;
+    let checksum = files.iter().map(|f| f.content_sha256.as_str()).collect::<Vec<_>>().join("+");
+    Ok(Dataset {
+        name: entry.name.clone(),
+        x,
+        labels,
+        t: None,
+        checksum,
+        note: entry.table_note(),
+    })
+}
+
+/// Checks `x` and `labels` against the entry's `n_samples`, `n_features` and `n_classes`
+/// (`n_classes = 0` requires no labels).
+pub fn check_shape(entry: &Entry, x: &Array2<f64>, labels: Option<&[i64]>) -> Result<(), LoadError> {
+    let mm = |what, expected, actual| LoadError::ShapeMismatch {
+        name: entry.name.clone(),
+        what,
+        expected,
+        actual,
+    };
+    if x.nrows() != entry.n_samples {
+        return Err(mm("n_samples", entry.n_samples, x.nrows()));
+    }
+    if x.ncols() != entry.n_features {
+        return Err(mm("n_features", entry.n_features, x.ncols()));
+    }
+    let k = labels.map_or(0, |l| {
+        let mut v = l.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    });
+    if k != entry.n_classes {
+        return Err(mm("n_classes", entry.n_classes, k));
+    }
+    if let Some(l) = labels {
+        if l.len() != x.nrows() {
+            return Err(mm("labels", x.nrows(), l.len()));
+        }
+    }
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, LoadError> {
+    std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })
+}
+
+fn vstack(parts: Vec<Array2<f64>>, source: &str) -> Result<Array2<f64>, LoadError> {
+    if parts.len() == 1 {
+        return Ok(parts.into_iter().next().unwrap_or_else(|| Array2::zeros((0, 0))));
+    }
+    let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
+    concatenate(Axis(0), &views).map_err(|_| {
+        let shapes: Vec<String> = parts.iter().map(|a| format!("{}x{}", a.nrows(), a.ncols())).collect();
+        layout(source, format!("cannot stack matrices of shapes {}", shapes.join(", ")))
+    })
+}
+
+fn to_labels(values: impl IntoIterator<Item = f64>, source: &str) -> Result<Vec<i64>, LoadError> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+                Ok(v as i64)
+            } else {
+                Err(layout(source, format!("label {} of sample {} is not an integer", v, i + 1)))
+            }
+        })
+        .collect()
+}
+
+/// Parses already-fetched files of `entry` (paths in registry order) into X and labels,
+/// without the shape check. Useful for files obtained by other means.
+pub fn parse_files(entry: &Entry, paths: &[PathBuf]) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
+    if paths.len() != entry.files.len() {
+        return Err(layout(
+            &entry.name,
+            format!("{} files given, the registry lists {}", paths.len(), entry.files.len()),
+        ));
+    }
+    match entry.format {
+        Format::Libsvm | Format::LibsvmBz2 => {
+            let mut xs = Vec::new();
+            let mut ys = Vec::new();
+            for p in paths {
+                let src = p.display().to_string();
+                let mut data = read(p)?;
+                if entry.format == Format::LibsvmBz2 {
+                    data = parse::bunzip2(&data, &src)?;
+                }
+                let m = parse::libsvm::parse(&data, &src, Some(entry.n_features))?;
+                xs.push(m.x);
+                ys.extend(m.y);
+            }
+            Ok((vstack(xs, &entry.name)?, Some(ys)))
+        }
+        Format::MatV5 => {
+            let p = &paths[0];
+            let src = p.display().to_string();
+            let mat = parse::mat::MatFile::parse(&read(p)?, &src)?;
+            parse_mat(&mat, &entry.loader, &src)
+        }
+        Format::IdxGzip => {
+            let mut xs = Vec::new();
+            let mut ys = Vec::new();
+            for pair in paths.chunks(2) {
+                let (img_p, lab_p) = match pair {
+                    [a, b] => (a, b),
+                    _ => return Err(layout(&entry.name, "idx-gzip files must come in pairs")),
+                };
+                let isrc = img_p.display().to_string();
+                let lsrc = lab_p.display().to_string();
+                let (idims, ibytes) = parse::idx::parse(&parse::gunzip(&read(img_p)?, &isrc)?, &isrc)?;
+                let (ldims, lbytes) = parse::idx::parse(&parse::gunzip(&read(lab_p)?, &lsrc)?, &lsrc)?;
+                if idims.len() < 2 {
+                    return Err(layout(&isrc, format!("IDX images need >= 2 dimensions, got {idims:?}")));
+                }
+                if ldims.len() != 1 {
+                    return Err(layout(&lsrc, format!("IDX labels need 1 dimension, got {ldims:?}")));
+                }
+                let n = idims[0];
+                let d: usize = idims[1..].iter().product();
+                if ldims[0] != n {
+                    return Err(layout(&lsrc, format!("{} labels for {} images in {isrc}", ldims[0], n)));
+                }
+                let x = Array2::from_shape_vec((n, d), ibytes.into_iter().map(f64::from).collect())
+                    .map_err(|e| layout(&isrc, e.to_string()))?;
+                xs.push(x);
+                ys.extend(lbytes.into_iter().map(i64::from));
+            }
+            Ok((vstack(xs, &entry.name)?, Some(ys)))
+        }
+        Format::ImageZip => {
+            let p = &paths[0];
+            let src = p.display().to_string();
+            parse_image_zip(&read(p)?, &src, &entry.loader, entry.n_samples, entry.n_features)
+        }
+    }
+}
+
+/// Applies the `mat-v5` loader fields to a parsed MAT file (see the module docs).
+pub fn parse_mat(
+    mat: &parse::mat::MatFile,
+    loader: &Loader,
+    src: &str,
+) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
+    let xvars = loader.x_var.as_ref().ok_or_else(|| layout(src, "loader.x_var is missing"))?;
+    let mut xs = Vec::new();
+    for v in xvars.names() {
+        let m = mat.matrix(v)?;
+        xs.push(if loader.transpose { m.reversed_axes().as_standard_layout().to_owned() } else { m });
+    }
+    let mut x = vstack(xs, src)?;
+    let mut labels: Option<Vec<i64>> = None;
+    if let Some(yvars) = &loader.y_var {
+        if loader.label_column.is_some() {
+            return Err(layout(src, "loader gives both y_var and label_column"));
+        }
+        let mut y = Vec::new();
+        for v in yvars.names() {
+            let m = mat.matrix(v)?;
+            if m.nrows() != 1 && m.ncols() != 1 {
+                return Err(layout(
+                    src,
+                    format!("label variable `{v}` is {} x {}, expected a row or column vector", m.nrows(), m.ncols()),
+                ));
+            }
+            y.extend(to_labels(m.iter().copied(), src)?);
+        }
+        labels = Some(y);
+    }
+    if let Some(c) = loader.label_column {
+        if c == 0 || c > x.ncols() {
+            return Err(layout(src, format!("label_column {c} outside 1..={}", x.ncols())));
+        }
+        let y = to_labels(x.column(c - 1).iter().copied(), src)?;
+        let keep: Vec<usize> = (0..x.ncols()).filter(|&j| j != c - 1).collect();
+        x = x.select(Axis(1), &keep);
+        labels = Some(y);
+    }
+    if let Some(y) = &labels {
+        if y.len() != x.nrows() {
+            return Err(layout(src, format!("{} labels for {} samples", y.len(), x.nrows())));
+        }
+    }
+    if let Some([a, b]) = loader.rows {
+        if a == 0 || b < a || b > x.nrows() {
+            return Err(layout(src, format!("rows [{a}, {b}] outside 1..={}", x.nrows())));
+        }
+        x = x.slice(s![a - 1..b, ..]).to_owned();
+        labels = labels.map(|y| y[a - 1..b].to_vec());
+    }
+    if let Some(want) = loader.select_label {
+        let y = labels.as_ref().ok_or_else(|| layout(src, "select_label needs labels"))?;
+        let keep: Vec<usize> = (0..y.len()).filter(|&i| y[i] == want).collect();
+        if keep.is_empty() {
+            return Err(layout(src, format!("no sample has label {want}")));
+        }
+        x = x.select(Axis(0), &keep);
+        labels = Some(vec![want; keep.len()]);
+    }
+    Ok((x, labels))
+}
+
+/// Natural ordering of file names: digit runs compare by value (`img9` < `img10`).
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut ia, mut ib) = (a.char_indices().peekable(), b.char_indices().peekable());
+    loop {
+        match (ia.peek().copied(), ib.peek().copied()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some((_, ca)), Some((_, cb))) if ca.is_ascii_digit() && cb.is_ascii_digit() => {
+                let mut da = String::new();
+                while let Some((_, c)) = ia.peek().copied().filter(|(_, c)| c.is_ascii_digit()) {
+                    da.push(c);
+                    ia.next();
+                }
+                let mut db = String::new();
+                while let Some((_, c)) = ib.peek().copied().filter(|(_, c)| c.is_ascii_digit()) {
+                    db.push(c);
+                    ib.next();
+                }
+                let ta = da.trim_start_matches('0');
+                let tb = db.trim_start_matches('0');
+                let o = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb));
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            (Some((_, ca)), Some((_, cb))) => {
+                if ca != cb {
+                    return ca.cmp(&cb);
+                }
+                ia.next();
+                ib.next();
+            }
+        }
+    }
+}
+
+/// A decoded image: `height x width x channels` samples, row-major, channels interleaved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    /// Rows.
+    pub height: usize,
+    /// Columns.
+    pub width: usize,
+    /// 1 (grey) or 3 (RGB); alpha channels are dropped.
+    pub channels: usize,
+    /// `height * width * channels` values: `data[(r * width + c) * channels + k]`.
+    pub data: Vec<f64>,
+}
+
+fn pnm_token<'a>(data: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
+    loop {
+        while *pos < data.len() && data[*pos].is_ascii_whitespace() {
+            *pos += 1;
+        }
+        if *pos < data.len() && data[*pos] == b'#' {
+            while *pos < data.len() && data[*pos] != b'\n' {
+                *pos += 1;
+            }
+            continue;
+        }
+        break;
+    }
+    let start = *pos;
+    while *pos < data.len() && !data[*pos].is_ascii_whitespace() {
+        *pos += 1;
+    }
+    (start < *pos).then(|| &data[start..*pos])
+}
+
+/// Decodes a binary or ASCII PGM/PPM (`P2`, `P3`, `P5`, `P6`; maxval up to 65535, values kept
+/// as stored).
+pub fn decode_pnm(data: &[u8], source: &str) -> Result<Image, LoadError> {
+    let mut pos = 0;
+    let magic = pnm_token(data, &mut pos).ok_or_else(|| layout(source, "empty PNM file"))?;
+    let (channels, binary) = match magic {
+        b"P2" => (1, false),
+        b"P3" => (3, false),
+        b"P5" => (1, true),
+        b"P6" => (3, true),
+        _ => return Err(layout(source, "not a PGM/PPM file (magic P2, P3, P5 or P6)")),
+    };
+    let mut num = |what: &str| -> Result<usize, LoadError> {
+        pnm_token(data, &mut pos)
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .and_then(|t| t.parse::<usize>().ok())
+            .ok_or_else(|| layout(source, format!("bad PNM header: {what} (byte {pos})")))
+    };
+    let width = num("width")?;
+    let height = num("height")?;
+    let maxval = num("maxval")?;
+    if width == 0 || height == 0 || maxval == 0 || maxval > 65535 {
+        return Err(layout(source, format!("bad PNM header {width} x {height}, maxval {maxval}")));
+    }
+    let n = width
+        .checked_mul(height)
+        .and_then(|v| v.checked_mul(channels))
+        .ok_or_else(|| layout(source, "PNM dimensions overflow"))?;
+    let mut out = Vec::with_capacity(n.min(1 << 28));
+    if binary {
+        pos += 1; // the single whitespace byte after maxval
+        let bps = if maxval > 255 { 2 } else { 1 };
+        let need = n * bps;
+        let body = data.get(pos..pos + need).ok_or_else(|| {
+            layout(source, format!("PNM pixel data truncated: need {need} bytes from byte {pos}, file has {}", data.len()))
+        })?;
+        if bps == 1 {
+            out.extend(body.iter().map(|&b| f64::from(b)));
+        } else {
+            out.extend(body.chunks_exact(2).map(|c| f64::from(u16::from_be_bytes([c[0], c[1]]))));
+        }
+    } else {
+        for i in 0..n {
+            let v = pnm_token(data, &mut pos)
+                .and_then(|t| std::str::from_utf8(t).ok())
+                .and_then(|t| t.parse::<u32>().ok())
+                .ok_or_else(|| layout(source, format!("PNM sample {i} missing or malformed (byte {pos})")))?;
+            out.push(f64::from(v));
+        }
+    }
+    Ok(Image { height, width, channels, data: out })
+}
+
+fn drop_alpha(data: Vec<u8>, channels_in: usize) -> (Vec<f64>, usize) {
+    match channels_in {
+        2 => (data.chunks_exact(2).map(|c| f64::from(c[0])).collect(), 1),
+        4 => (data.chunks_exact(4).flat_map(|c| c[..3].iter().map(|&b| f64::from(b))).collect(), 3),
+        c => (data.into_iter().map(f64::from).collect(), c),
+    }
+}
+
+/// Decodes a PNG (any colour type; palette expanded, 16-bit reduced to 8-bit, alpha dropped).
+pub fn decode_png(data: &[u8], source: &str) -> Result<Image, LoadError> {
+    let err = |e: png::DecodingError| layout(source, format!("PNG: {e}"));
+    let mut dec = png::Decoder::new(std::io::Cursor::new(data));
+    dec.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = dec.read_info().map_err(err)?;
+    let mut buf = vec![0u8; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).map_err(err)?;
+    let ch = match info.color_type {
+        png::ColorType::Grayscale => 1,
+        png::ColorType::GrayscaleAlpha => 2,
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        png::ColorType::Indexed => return Err(layout(source, "PNG: palette not expanded")),
+    };
+    let (w, h) = (info.width as usize, info.height as usize);
+    let mut rows = Vec::with_capacity(w * h * ch);
+    for r in 0..h {
+        let line = buf
+            .get(r * info.line_size..r * info.line_size + w * ch)
+            .ok_or_else(|| layout(source, "PNG: short frame buffer"))?;
+        rows.extend_from_slice(line);
+    }
+    let (data, channels) = drop_alpha(rows, ch);
+    Ok(Image { height: h, width: w, channels, data })
+}
+
+/// Decodes a baseline or progressive JPEG (8-bit grey or RGB).
+pub fn decode_jpeg(data: &[u8], source: &str) -> Result<Image, LoadError> {
+    let mut dec = jpeg_decoder::Decoder::new(std::io::Cursor::new(data));
+    let pixels = dec.decode().map_err(|e| layout(source, format!("JPEG: {e}")))?;
+    let info = dec.info().ok_or_else(|| layout(source, "JPEG: no frame header"))?;
+    let channels = match info.pixel_format {
+        jpeg_decoder::PixelFormat::L8 => 1,
+        jpeg_decoder::PixelFormat::RGB24 => 3,
+        other => return Err(layout(source, format!("JPEG: unsupported pixel format {other:?}"))),
+    };
+    let (w, h) = (usize::from(info.width), usize::from(info.height));
+    if pixels.len() != w * h * channels {
+        return Err(layout(source, "JPEG: pixel buffer size does not match the header"));
+    }
+    Ok(Image { height: h, width: w, channels, data: pixels.into_iter().map(f64::from).collect() })
+}
+
+/// Decodes an image by file extension: `.pgm`/`.ppm`/`.pnm`, `.png`, `.jpg`/`.jpeg`.
+/// Returns `None` for other extensions.
+pub fn decode_image(name: &str, data: &[u8], source: &str) -> Option<Result<Image, LoadError>> {
+    let ext = Path::new(name).extension()?.to_string_lossy().to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "pgm" | "ppm" | "pnm" => decode_pnm(data, source),
+        "png" => decode_png(data, source),
+        "jpg" | "jpeg" => decode_jpeg(data, source),
+        _ => return None,
+    })
+}
+
+/// Largest zip member read into memory (guards against zip bombs).
+const MAX_MEMBER_BYTES: u64 = 4 << 30;
+
+/// Loads an image collection from a zip (`teapot-zip` / `image-zip`).
+///
+/// Supported layouts (the real `teapotdata.zip` / `facedata.zip` layouts are unknown here):
+/// 1. a zip holding a MATLAB v5 `.mat` file (the first one in name order, or `loader.member`):
+///    X is `loader.x_var` if given, else the first numeric 2-D variable with one side equal to
+///    `n_samples` and the other to `n_features`; it is transposed when it is stored
+///    features x samples (or when `loader.transpose`). Struct fields (e.g. `Input.X`) are not
+///    supported.
+/// 2. a zip of image files (`.png`, `.jpg`/`.jpeg`, `.ppm`/`.pgm`/`.pnm`; optionally only those
+///    under the `loader.member` prefix), one sample per image in natural file-name order
+///    (`img9` before `img10`); each image becomes `x[i, (r * width + c) * channels + k]`
+///    (row-major, channels interleaved, values 0..255 as stored). All images must share one
+///    size; with `loader.image_shape = [h, w, ch]` the size must be `h x w` (or `w x h`) with
+///    `ch` channels. Hidden files and `__MACOSX/` are ignored; other files are ignored too but
+///    a zip with no usable member is an error.
+///
+/// No labels are produced (the returned labels are `None`).
+pub fn parse_image_zip(
+    data: &[u8],
+    source: &str,
+    loader: &Loader,
+    n_samples: usize,
+    n_features: usize,
+) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(data))
+        .map_err(|e| layout(source, format!("not a readable zip archive: {e}")))?;
+    let mut names: Vec<(usize, String)> = Vec::new();
+    for i in 0..zip.len() {
+        let f = zip.by_index(i).map_err(|e| layout(source, format!("zip member {i}: {e}")))?;
+        if f.is_dir() {
+            continue;
+        }
+        let name = match f.name() {
+            Ok(n) => n.into_owned(),
+            Err(e) => return Err(layout(source, format!("zip member {i}: bad name: {e}"))),
+        };
+        let base = name.rsplit('/').next().unwrap_or(&name);
+        if name.starts_with("__MACOSX/") || base.starts_with('.') || base.eq_ignore_ascii_case("thumbs.db") {
+            continue;
+        }
+        if let Some(m) = &loader.member {
+            if !(name == *m || name.starts_with(m.as_str())) {
+                continue;
+            }
+        }
+        names.push((i, name));
+    }
+    names.sort_by(|a, b| natural_cmp(&a.1, &b.1));
+    let mut read_member = |i: usize, name: &str| -> Result<Vec<u8>, LoadError> {
+        let f = zip.by_index(i).map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
+        if f.size() > MAX_MEMBER_BYTES {
+            return Err(layout(source, format!("zip member {name} is {} bytes, larger than the limit", f.size())));
+        }
+        let mut buf = Vec::with_capacity(f.size() as usize);
+        f.take(MAX_MEMBER_BYTES + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
+        Ok(buf)
+    };
+
+    // Layout 1: a .mat file.
+    if let Some((i, name)) = names.iter().find(|(_, n)| n.to_ascii_lowercase().ends_with(".mat")).cloned() {
+        let msrc = format!("{source}:{name}");
+        let mat = parse::mat::MatFile::parse(&read_member(i, &name)?, &msrc)?;
+        if loader.x_var.is_some() {
+            let (x, _) = parse_mat(&mat, &Loader { y_var: None, label_column: None, select_label: None, ..loader.clone() }, &msrc)?;
+            return Ok((x, None));
+        }
+        let mut seen = Vec::new();
+        for v in mat.names() {
+            let Ok(m) = mat.matrix(&v) else { continue };
+            seen.push(format!("{v} {}x{}", m.nrows(), m.ncols()));
+            let (r, c) = (m.nrows(), m.ncols());
+            let as_is = r == n_samples && c == n_features;
+            let flipped = c == n_samples && r == n_features;
+            if as_is && !(flipped && loader.transpose) {
+                return Ok((m, None));
+            }
+            if flipped {
+                return Ok((m.reversed_axes().as_standard_layout().to_owned(), None));
+            }
+        }
+        return Err(layout(
+            &msrc,
+            format!(
+                "no numeric variable is {n_samples} x {n_features} (or transposed); numeric variables: {}",
+                if seen.is_empty() { "none".to_string() } else { seen.join(", ") }
+            ),
+        ));
+    }
+
+    // Layout 2: image files.
+    let mut images: Vec<Image> = Vec::new();
+    let mut first: Option<(String, usize, usize, usize)> = None;
+    for (i, name) in &names {
+        let is_image = Path::new(name)
+            .extension()
+            .map(|e| matches!(e.to_string_lossy().to_ascii_lowercase().as_str(), "pgm" | "ppm" | "pnm" | "png" | "jpg" | "jpeg"))
+            .unwrap_or(false);
+        if !is_image {
+            continue;
+        }
+        let bytes = read_member(*i, name)?;
+        let isrc = format!("{source}:{name}");
+        let img = match decode_image(name, &bytes, &isrc) {
+            Some(r) => r?,
+            None => continue,
+        };
+        match &first {
+            None => first = Some((name.clone(), img.height, img.width, img.channels)),
+            Some((n0, h, w, c)) => {
+                if (img.height, img.width, img.channels) != (*h, *w, *c) {
+                    return Err(layout(
+                        &isrc,
+                        format!(
+                            "image is {} x {} x {}, but {n0} is {h} x {w} x {c}",
+                            img.height, img.width, img.channels
+                        ),
+                    ));
+                }
+            }
+        }
+        images.push(img);
+    }
+    let Some((n0, h, w, c)) = first else {
+        let listed: Vec<&str> = names.iter().take(10).map(|(_, n)| n.as_str()).collect();
+        return Err(layout(
+            source,
+            format!(
+                "no .mat file and no supported image (png, jpg, ppm, pgm) in the zip; members: {}",
+                if listed.is_empty() { "none".to_string() } else { listed.join(", ") }
+            ),
+        ));
+    };
+    if let Some([eh, ew, ec]) = loader.image_shape {
+        if !(c == ec && ((h, w) == (eh, ew) || (h, w) == (ew, eh))) {
+            return Err(layout(
+                source,
+                format!("{n0} is {h} x {w} x {c}; the registry expects {eh} x {ew} x {ec}"),
+            ));
+        }
+    }
+    let d = h * w * c;
+    let mut flat = Vec::with_capacity(images.len() * d);
+    for img in &images {
+        flat.extend_from_slice(&img.data);
+    }
+    let x = Array2::from_shape_vec((images.len(), d), flat).map_err(|e| layout(source, e.to_string()))?;
+    Ok((x, None))
+}
+
+/// Writes `dir/X.npy` (float64, N x D, C order), `dir/y.npy` (int64, N) when the set has labels
+/// and `dir/t.npy` (float64, N) when it has intrinsic coordinates; creates `dir` if needed.
+pub fn export(dataset: &Dataset, dir: &Path) -> Result<(), LoadError> {
+    use ndarray::Array1;
+    std::fs::create_dir_all(dir).map_err(|source| LoadError::Io { path: dir.to_path_buf(), source })?;
+    let npy_err = |path: &Path, e: ndarray_npy::WriteNpyError| LoadError::Npy {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let xp = dir.join("X.npy");
+    let x = dataset.x.as_standard_layout();
+    ndarray_npy::write_npy(&xp, &x).map_err(|e| npy_err(&xp, e))?;
+    if let Some(l) = &dataset.labels {
+        let yp = dir.join("y.npy");
+        ndarray_npy::write_npy(&yp, &Array1::from(l.clone())).map_err(|e| npy_err(&yp, e))?;
+    }
+    if let Some(t) = &dataset.t {
+        let tp = dir.join("t.npy");
+        ndarray_npy::write_npy(&tp, &Array1::from(t.clone())).map_err(|e| npy_err(&tp, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["img10.png", "img9.png", "img1.png", "a.png", "img09b.png"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, vec!["a.png", "img1.png", "img9.png", "img09b.png", "img10.png"]);
+    }
+
+    #[test]
+    fn pnm_decode_and_errors() {
+        let p6 = [b"P6\n# c\n2 1\n255\n".as_slice(), &[1, 2, 3, 4, 5, 6]].concat();
+        let im = decode_pnm(&p6, "a.ppm").unwrap();
+        assert_eq!((im.height, im.width, im.channels), (1, 2, 3));
+        assert_eq!(im.data, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let p2 = b"P2 2 2 15 0 1 2 15";
+        assert_eq!(decode_pnm(p2, "a.pgm").unwrap().data, vec![0.0, 1.0, 2.0, 15.0]);
+        assert!(decode_pnm(&p6[..p6.len() - 1], "t.ppm").unwrap_err().to_string().contains("truncated"));
+        assert!(decode_pnm(b"P9 1 1 1 0", "x.ppm").is_err());
+        assert!(decode_pnm(b"", "x.ppm").is_err());
+        assert!(decode_pnm(b"P5 1", "x.pgm").is_err());
+    }
+
+    #[test]
+    fn bad_zip_is_error() {
+        let e = parse_image_zip(b"not a zip", "t.zip", &Loader::default(), 1, 1).unwrap_err();
+        assert!(e.to_string().contains("t.zip"), "{e}");
+    }
+}

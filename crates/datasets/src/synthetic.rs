@@ -1,1 +1,1021 @@
-//! (being written)
+//! Seeded synthetic data sets and noise augmentation.
+//!
+//! Every generator draws from `Xoshiro256PlusPlus::seed_from_u64(seed)`, so the same name,
+//! parameters and seed give bit-identical data. Gaussian noise is `noise * N(0, I)` added to every
+//! coordinate unless a generator says otherwise. Each [`Dataset`] gets
+//! - `labels`: class-like ids (moon halves, cluster ids, tree branch ids, letter ids, line /
+//!   circle component ids); for 1-D manifolds (helix, twinpeaks, spiral, circle, distorted S,
+//!   swiss roll) the intrinsic parameter range split into 4 equal-length segments, label
+//!   `min(floor(4 (t - t_min) / (t_max - t_min)), 3)`;
+//! - `t`: the intrinsic coordinate where one exists;
+//! - `checksum`: SHA-256 of `"name|k1=v1,k2=v2,...|seed"` over all parameters (defaults filled
+//!   in, keys sorted, values in Rust's `{:?}` f64 form).
+
+use crate::{sha256_hex, Dataset};
+use ndarray::{concatenate, Array2, Axis};
+use rand::{Rng, SeedableRng};
+use rand_distr::StandardNormal;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::BTreeMap;
+use std::f64::consts::PI;
+
+/// Errors of the generators and the noise augmentation.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum SyntheticError {
+    /// No generator of that name.
+    #[error("unknown synthetic generator `{name}` (valid: {valid})")]
+    UnknownGenerator { name: String, valid: String },
+    /// The generator has no parameter of that name.
+    #[error("generator `{generator}` has no parameter `{param}` (valid: {valid})")]
+    UnknownParam {
+        generator: String,
+        param: String,
+        valid: String,
+    },
+    /// A parameter value is out of range.
+    #[error("generator `{generator}`: parameter `{param}` = {value}: {reason}")]
+    BadParam {
+        generator: String,
+        param: String,
+        value: f64,
+        reason: String,
+    },
+    /// Bad argument of an augmentation function.
+    #[error("{what}: {reason}")]
+    BadArgument { what: &'static str, reason: String },
+}
+
+/// Description of one generator: name, one-line summary, and `(parameter, default, doc)`.
+#[derive(Debug, Clone, Copy)]
+pub struct GeneratorInfo {
+    /// Name passed to [`generate`].
+    pub name: &'static str,
+    /// One-line description with the source.
+    pub summary: &'static str,
+    /// `(name, default value, documentation)` of every parameter.
+    pub params: &'static [(&'static str, f64, &'static str)],
+}
+
+const N_DOC: &str = "number of points (integer >= 1)";
+const NOISE_DOC: &str = "standard deviation of the isotropic Gaussian noise";
+
+static GENERATORS: &[GeneratorInfo] = &[
+    GeneratorInfo {
+        name: "helix",
+        summary: "3-D helix wound around a torus, y = [(2 + cos 8p) cos p, (2 + cos 8p) sin p, sin 8p] (000 §6.1.2, 002 §4.3.1, drtoolbox)",
+        params: &[
+            ("n", 1000.0, N_DOC),
+            ("noise", 0.05, NOISE_DOC),
+            ("random", 1.0, "1: p = 2 pi u, u ~ U[0,1) i.i.d.; 0: drtoolbox's grid p_i = 2 pi i / n"),
+        ],
+    },
+    GeneratorInfo {
+        name: "twinpeaks",
+        summary: "3-D twin peaks y = [1 - 2p, 1 - 2q, z_scale sin(pi - 2 pi p) tanh(3 - 6q)], p, q ~ U[0,1) (002 §4.3.1, drtoolbox)",
+        params: &[
+            ("n", 1000.0, N_DOC),
+            ("noise", 0.05, "Gaussian noise std, added before the third coordinate is scaled (drtoolbox)"),
+            ("z_scale", 10.0, "factor on the height coordinate (drtoolbox: X(:,3) * 10; 1 = the papers' formula)"),
+        ],
+    },
+    GeneratorInfo {
+        name: "two_moons",
+        summary: "two interleaved half circles (cos a, sin a) and (1 - cos a, 1/2 - sin a), a ~ U[0, pi]",
+        params: &[("n", 200.0, N_DOC), ("noise", 0.1, NOISE_DOC)],
+    },
+    GeneratorInfo {
+        name: "spiral",
+        summary: "2-D Archimedean spiral r = 0.2 + 0.8 a / a_max, a ~ U[0, a_max], a_max = 2 pi turns",
+        params: &[("n", 200.0, N_DOC), ("noise", 0.02, NOISE_DOC), ("turns", 2.0, "number of turns")],
+    },
+    GeneratorInfo {
+        name: "distorted_s",
+        summary: "distorted S-shape (stand-in for Kegl et al. 2000's DistortedSShape): a = 3 pi (t - 1/2), y = sign(a)(cos a - 1), x = sin a (1 + distortion y / 2)",
+        params: &[("n", 100.0, N_DOC), ("noise", 0.05, NOISE_DOC), ("distortion", 0.3, "widening of the upper loop against the lower")],
+    },
+    GeneratorInfo {
+        name: "circle",
+        summary: "circle of given radius, a ~ U[0, 2 pi), (r cos a, r sin a) (Kegl et al. 2000)",
+        params: &[("n", 100.0, N_DOC), ("noise", 0.1, NOISE_DOC), ("radius", 1.0, "circle radius")],
+    },
+    GeneratorInfo {
+        name: "tree",
+        summary: "2-D tree: trunk (0,0)-(0,1) with two branches that split again (6 segments), points uniform by length",
+        params: &[("n", 300.0, N_DOC), ("noise", 0.03, NOISE_DOC)],
+    },
+    GeneratorInfo {
+        name: "three_clusters",
+        summary: "three Gaussian clusters at the corners of a unit-2 triangle, weakly connected by thin bridges 0-1 and 1-2",
+        params: &[
+            ("n", 300.0, N_DOC),
+            ("noise", 0.2, "standard deviation of each cluster (bridges use noise / 4)"),
+            ("bridge", 0.05, "fraction of points on the bridges (0 = disconnected)"),
+        ],
+    },
+    GeneratorInfo {
+        name: "swiss_roll",
+        summary: "swiss roll [t cos t, h, t sin t], t = 3 pi / 2 (1 + 2u), h = height v, u, v ~ U[0,1) (drtoolbox)",
+        params: &[("n", 1000.0, N_DOC), ("noise", 0.05, NOISE_DOC), ("height", 21.0, "extent of the second coordinate")],
+    },
+    GeneratorInfo {
+        name: "y_and_b",
+        summary: "the letters Y and b as 2-D strokes (001 Fig. 3, YB data, 1000 points): Y = stem + two arms, b = stem + round bowl",
+        params: &[("n", 1000.0, N_DOC), ("noise", 0.03, NOISE_DOC)],
+    },
+    GeneratorInfo {
+        name: "line_circle",
+        summary: "line y = 3 (x - 1/2), x ~ U[0,1) plus a circle shifted by (offset_x, offset_y) from (0.5, 0) (001 Fig. 6)",
+        params: &[
+            ("n", 300.0, N_DOC),
+            ("noise", 0.02, NOISE_DOC),
+            ("circle_fraction", 1.0 / 3.0, "fraction of the points on the circle (001: 200 line points)"),
+            ("radius", 1.0, "circle radius"),
+            ("offset_x", 2.0, "circle centre x minus 0.5"),
+            ("offset_y", 0.0, "circle centre y"),
+        ],
+    },
+];
+
+/// All generators with their parameters and defaults.
+pub fn generators() -> &'static [GeneratorInfo] {
+    GENERATORS
+}
+
+/// Resolved parameters of one call.
+struct P<'a> {
+    gen: &'static str,
+    map: &'a BTreeMap<String, f64>,
+}
+
+impl P<'_> {
+    fn get(&self, k: &str) -> f64 {
+        self.map[k]
+    }
+    fn bad(&self, k: &str, reason: &str) -> SyntheticError {
+        SyntheticError::BadParam {
+            generator: self.gen.into(),
+            param: k.into(),
+            value: self.get(k),
+            reason: reason.into(),
+        }
+    }
+    fn count(&self, k: &str, min: usize) -> Result<usize, SyntheticError> {
+        let v = self.get(k);
+        if !(v.fract() == 0.0 && v >= min as f64 && v <= 1e7) {
+            return Err(self.bad(k, &format!("must be an integer in [{min}, 1e7]")));
+        }
+        Ok(v as usize)
+    }
+    fn nonneg(&self, k: &str) -> Result<f64, SyntheticError> {
+        let v = self.get(k);
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(self.bad(k, "must be finite and >= 0"));
+        }
+        Ok(v)
+    }
+    fn positive(&self, k: &str) -> Result<f64, SyntheticError> {
+        let v = self.get(k);
+        if !(v.is_finite() && v > 0.0) {
+            return Err(self.bad(k, "must be finite and > 0"));
+        }
+        Ok(v)
+    }
+    fn finite(&self, k: &str) -> Result<f64, SyntheticError> {
+        let v = self.get(k);
+        if !v.is_finite() {
+            return Err(self.bad(k, "must be finite"));
+        }
+        Ok(v)
+    }
+    fn fraction(&self, k: &str) -> Result<f64, SyntheticError> {
+        let v = self.get(k);
+        if !(0.0..=1.0).contains(&v) {
+            return Err(self.bad(k, "must lie in [0, 1]"));
+        }
+        Ok(v)
+    }
+}
+
+type Rng64 = Xoshiro256PlusPlus;
+
+fn gauss(rng: &mut Rng64) -> f64 {
+    rng.sample::<f64, _>(StandardNormal)
+}
+
+/// Label of `t` in `[lo, hi]` split into 4 equal-length segments.
+fn quarter(t: f64, lo: f64, hi: f64) -> i64 {
+    (((t - lo) / (hi - lo) * 4.0).floor() as i64).clamp(0, 3)
+}
+
+/// A stroke of a piecewise curve: a segment `a -> b`, or an arc of radius `r` around `c` from
+/// angle `a0` to `a1`; `id` is its label.
+#[derive(Clone, Copy)]
+enum Stroke {
+    Line {
+        a: [f64; 2],
+        b: [f64; 2],
+        id: i64,
+    },
+    Arc {
+        c: [f64; 2],
+        r: f64,
+        a0: f64,
+        a1: f64,
+        id: i64,
+    },
+}
+
+impl Stroke {
+    fn len(&self) -> f64 {
+        match *self {
+            Stroke::Line { a, b, .. } => ((b[0] - a[0]).powi(2) + (b[1] - a[1]).powi(2)).sqrt(),
+            Stroke::Arc { r, a0, a1, .. } => r * (a1 - a0).abs(),
+        }
+    }
+    fn at(&self, f: f64) -> [f64; 2] {
+        match *self {
+            Stroke::Line { a, b, .. } => [a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])],
+            Stroke::Arc { c, r, a0, a1, .. } => {
+                let th = a0 + f * (a1 - a0);
+                [c[0] + r * th.cos(), c[1] + r * th.sin()]
+            }
+        }
+    }
+    fn id(&self) -> i64 {
+        match *self {
+            Stroke::Line { id, .. } | Stroke::Arc { id, .. } => id,
+        }
+    }
+}
+
+/// Samples `n` points uniformly by arc length on the strokes, adds `noise * N(0, I)`; returns
+/// points, stroke ids, and (stroke index, position within the stroke in [0, 1)).
+fn sample_strokes(
+    strokes: &[Stroke],
+    n: usize,
+    noise: f64,
+    rng: &mut Rng64,
+) -> (Array2<f64>, Vec<i64>, Vec<(usize, f64)>) {
+    let lens: Vec<f64> = strokes.iter().map(Stroke::len).collect();
+    let total: f64 = lens.iter().sum();
+    let mut x = Array2::zeros((n, 2));
+    let mut ids = Vec::with_capacity(n);
+    let mut pos = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut s = rng.gen::<f64>() * total;
+        let mut k = 0;
+        while k + 1 < strokes.len() && s >= lens[k] {
+            s -= lens[k];
+            k += 1;
+        }
+        let f = (s / lens[k]).clamp(0.0, 1.0);
+        let p = strokes[k].at(f);
+        x[[i, 0]] = p[0] + noise * gauss(rng);
+        x[[i, 1]] = p[1] + noise * gauss(rng);
+        ids.push(strokes[k].id());
+        pos.push((k, f));
+    }
+    (x, ids, pos)
+}
+
+struct Out {
+    x: Array2<f64>,
+    labels: Vec<i64>,
+    t: Option<Vec<f64>>,
+    note: Option<String>,
+}
+
+/// helix (000 §6.1.2; 002 §4.3.1; drtoolbox `generate_data('helix')`):
+/// `y_i = [(2 + cos 8p_i) cos p_i, (2 + cos 8p_i) sin p_i, sin 8p_i] + noise * N(0, I_3)`.
+/// The papers state `p_i ~ U[0, 1]`, which covers 1/(2 pi) of the closed curve and contradicts
+/// "helix demonstrates a circle structure"; drtoolbox (which the papers used) takes
+/// `p_i = 2 pi i / n`. Here `p_i = 2 pi u_i`, `u_i ~ U[0,1)` (or drtoolbox's grid with `random = 0`).
+fn helix(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let random = p.get("random");
+    if random != 0.0 && random != 1.0 {
+        return Err(p.bad("random", "must be 0 or 1"));
+    }
+    let mut x = Array2::zeros((n, 3));
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let pi_ = if random == 1.0 {
+            2.0 * PI * rng.gen::<f64>()
+        } else {
+            2.0 * PI * (i + 1) as f64 / n as f64
+        };
+        let r = 2.0 + (8.0 * pi_).cos();
+        x[[i, 0]] = r * pi_.cos() + noise * gauss(rng);
+        x[[i, 1]] = r * pi_.sin() + noise * gauss(rng);
+        x[[i, 2]] = (8.0 * pi_).sin() + noise * gauss(rng);
+        t.push(pi_);
+    }
+    let labels = t.iter().map(|&v| quarter(v, 0.0, 2.0 * PI)).collect();
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+/// twinpeaks (002 §4.3.1; drtoolbox `generate_data('twinpeaks')`): with `p_i, q_i ~ U[0,1)`,
+/// `y_i = [1 - 2p_i, 1 - 2q_i, sin(pi - 2 pi p_i) tanh(3 - 6 q_i)] + noise * N(0, I_3)`, then the
+/// third coordinate is multiplied by `z_scale` (drtoolbox: 10). The paper's printed formula drops
+/// the second coordinate `1 - 2q_i` (drtoolbox: `X = [xy; sin(pi xy_1) tanh(3 xy_2)]`,
+/// `xy = 1 - 2 rand(2, n)`). `t = p_i`; labels = 4 segments of p.
+fn twinpeaks(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let zs = p.finite("z_scale")?;
+    let mut x = Array2::zeros((n, 3));
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let a: f64 = rng.gen();
+        let b: f64 = rng.gen();
+        x[[i, 0]] = 1.0 - 2.0 * a + noise * gauss(rng);
+        x[[i, 1]] = 1.0 - 2.0 * b + noise * gauss(rng);
+        x[[i, 2]] = zs * ((PI - 2.0 * PI * a).sin() * (3.0 - 6.0 * b).tanh() + noise * gauss(rng));
+        t.push(a);
+    }
+    let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+/// two moons: the first `ceil(n/2)` points `(cos a, sin a)` (label 0), the rest
+/// `(1 - cos a, 1/2 - sin a)` (label 1), `a ~ U[0, pi]`, plus `noise * N(0, I_2)`; `t = a / pi`.
+fn two_moons(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 2)?;
+    let noise = p.nonneg("noise")?;
+    let n0 = n.div_ceil(2);
+    let mut x = Array2::zeros((n, 2));
+    let mut labels = Vec::with_capacity(n);
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let a = PI * rng.gen::<f64>();
+        let (px, py, l) = if i < n0 {
+            (a.cos(), a.sin(), 0)
+        } else {
+            (1.0 - a.cos(), 0.5 - a.sin(), 1)
+        };
+        x[[i, 0]] = px + noise * gauss(rng);
+        x[[i, 1]] = py + noise * gauss(rng);
+        labels.push(l);
+        t.push(a / PI);
+    }
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+/// spiral: `a ~ U[0, a_max]`, `a_max = 2 pi turns`, `r = 0.2 + 0.8 a / a_max`,
+/// `x = r (cos a, sin a) + noise * N(0, I_2)`; `t = a / a_max`.
+fn spiral(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let turns = p.positive("turns")?;
+    let amax = 2.0 * PI * turns;
+    let mut x = Array2::zeros((n, 2));
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let u: f64 = rng.gen();
+        let a = u * amax;
+        let r = 0.2 + 0.8 * u;
+        x[[i, 0]] = r * a.cos() + noise * gauss(rng);
+        x[[i, 1]] = r * a.sin() + noise * gauss(rng);
+        t.push(u);
+    }
+    let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+/// distorted S (stand-in for the DistortedSShape set of Kégl et al. 2000, whose sample is not
+/// available): `t ~ U[0,1)`, `a = 3 pi (t - 1/2)`, `y = sign(a) (cos a - 1)`,
+/// `x = sin a (1 + distortion y / 2)`, plus `noise * N(0, I_2)`.
+fn distorted_s(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let dist = p.finite("distortion")?;
+    let mut x = Array2::zeros((n, 2));
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let u: f64 = rng.gen();
+        let a = 3.0 * PI * (u - 0.5);
+        let y = a.signum() * (a.cos() - 1.0);
+        x[[i, 0]] = a.sin() * (1.0 + dist * y / 2.0) + noise * gauss(rng);
+        x[[i, 1]] = y + noise * gauss(rng);
+        t.push(u);
+    }
+    let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: Some("stand-in: distorted S-shape re-generated, not Kegl's sample".into()),
+    })
+}
+
+/// circle: `a ~ U[0, 2 pi)`, `x = radius (cos a, sin a) + noise * N(0, I_2)`; `t = a / (2 pi)`.
+fn circle(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let r = p.positive("radius")?;
+    let mut x = Array2::zeros((n, 2));
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let u: f64 = rng.gen();
+        let a = 2.0 * PI * u;
+        x[[i, 0]] = r * a.cos() + noise * gauss(rng);
+        x[[i, 1]] = r * a.sin() + noise * gauss(rng);
+        t.push(u);
+    }
+    let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+/// tree: segments (branch id) 0: (0,0)-(0,1) trunk; 1: (0,1)-(-0.8,1.8); 2: (0,1)-(0.8,1.8);
+/// 3: (-0.8,1.8)-(-1.3,2.6); 4: (-0.8,1.8)-(-0.4,2.7); 5: (0.8,1.8)-(1.4,2.4); points uniform by
+/// length plus `noise * N(0, I_2)`; `t` = geodesic distance from the root (0,0) along the tree.
+fn tree(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let segs = [
+        Stroke::Line {
+            a: [0.0, 0.0],
+            b: [0.0, 1.0],
+            id: 0,
+        },
+        Stroke::Line {
+            a: [0.0, 1.0],
+            b: [-0.8, 1.8],
+            id: 1,
+        },
+        Stroke::Line {
+            a: [0.0, 1.0],
+            b: [0.8, 1.8],
+            id: 2,
+        },
+        Stroke::Line {
+            a: [-0.8, 1.8],
+            b: [-1.3, 2.6],
+            id: 3,
+        },
+        Stroke::Line {
+            a: [-0.8, 1.8],
+            b: [-0.4, 2.7],
+            id: 4,
+        },
+        Stroke::Line {
+            a: [0.8, 1.8],
+            b: [1.4, 2.4],
+            id: 5,
+        },
+    ];
+    let parent = [None, Some(0), Some(0), Some(1), Some(1), Some(2)];
+    let mut start = [0.0f64; 6];
+    for k in 1..6 {
+        let pk: usize = parent[k].unwrap_or(0);
+        start[k] = start[pk] + segs[pk].len();
+    }
+    let (x, labels, pos) = sample_strokes(&segs, n, noise, rng);
+    let t = pos
+        .iter()
+        .map(|&(k, f)| start[k] + f * segs[k].len())
+        .collect();
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+/// three clusters: centres c_0 = (0,0), c_1 = (2,0), c_2 = (1, sqrt 3); a fraction `bridge` of the
+/// points lies on the segments c_0-c_1 and c_1-c_2 (`noise / 4` jitter, label = nearer end), the
+/// rest is `c_k + noise * N(0, I_2)` with k uniform in {0,1,2}.
+fn three_clusters(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let bridge = p.fraction("bridge")?;
+    let c = [[0.0, 0.0], [2.0, 0.0], [1.0, 3f64.sqrt()]];
+    let mut x = Array2::zeros((n, 2));
+    let mut labels = Vec::with_capacity(n);
+    for i in 0..n {
+        if rng.gen::<f64>() < bridge {
+            let (a, b, la, lb) = if rng.gen::<bool>() {
+                (c[0], c[1], 0, 1)
+            } else {
+                (c[1], c[2], 1, 2)
+            };
+            let f: f64 = rng.gen();
+            x[[i, 0]] = a[0] + f * (b[0] - a[0]) + 0.25 * noise * gauss(rng);
+            x[[i, 1]] = a[1] + f * (b[1] - a[1]) + 0.25 * noise * gauss(rng);
+            labels.push(if f < 0.5 { la } else { lb });
+        } else {
+            let k = rng.gen_range(0..3usize);
+            x[[i, 0]] = c[k][0] + noise * gauss(rng);
+            x[[i, 1]] = c[k][1] + noise * gauss(rng);
+            labels.push(k as i64);
+        }
+    }
+    Ok(Out {
+        x,
+        labels,
+        t: None,
+        note: None,
+    })
+}
+
+/// swiss roll (drtoolbox / scikit-learn): `t = 3 pi / 2 (1 + 2u)`, `h = height v`, `u, v ~ U[0,1)`,
+/// `x = [t cos t, h, t sin t] + noise * N(0, I_3)`; labels = 4 segments of t in [3pi/2, 9pi/2].
+fn swiss_roll(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let h = p.nonneg("height")?;
+    let mut x = Array2::zeros((n, 3));
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let tt = 1.5 * PI * (1.0 + 2.0 * rng.gen::<f64>());
+        let hh = h * rng.gen::<f64>();
+        x[[i, 0]] = tt * tt.cos() + noise * gauss(rng);
+        x[[i, 1]] = hh + noise * gauss(rng);
+        x[[i, 2]] = tt * tt.sin() + noise * gauss(rng);
+        t.push(tt);
+    }
+    let labels = t.iter().map(|&v| quarter(v, 1.5 * PI, 4.5 * PI)).collect();
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+/// Y and b (001 Fig. 3, "YB data"; drawn anew since the original points are not published):
+/// Y (label 0) = stem (0,0)-(0,1) and arms (0,1)-(-0.5,2), (0,1)-(0.5,2); b (label 1) = stem
+/// (1.2,0)-(1.2,2) and a full bowl of radius 0.5 around (1.7,0.5) touching the stem; points
+/// uniform by length plus `noise * N(0, I_2)`.
+fn y_and_b(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let strokes = [
+        Stroke::Line {
+            a: [0.0, 0.0],
+            b: [0.0, 1.0],
+            id: 0,
+        },
+        Stroke::Line {
+            a: [0.0, 1.0],
+            b: [-0.5, 2.0],
+            id: 0,
+        },
+        Stroke::Line {
+            a: [0.0, 1.0],
+            b: [0.5, 2.0],
+            id: 0,
+        },
+        Stroke::Line {
+            a: [1.2, 0.0],
+            b: [1.2, 2.0],
+            id: 1,
+        },
+        Stroke::Arc {
+            c: [1.7, 0.5],
+            r: 0.5,
+            a0: PI,
+            a1: 3.0 * PI,
+            id: 1,
+        },
+    ];
+    let (x, labels, _) = sample_strokes(&strokes, n, noise, rng);
+    Ok(Out {
+        x,
+        labels,
+        t: None,
+        note: Some("stand-in: YB letters re-drawn".into()),
+    })
+}
+
+/// line + circle (001 Fig. 6): `round(n (1 - circle_fraction))` line points `x ~ U[0,1)`,
+/// `y = 3 (x - 0.5)` (label 0, t = x), the rest on the circle of `radius` around
+/// `(0.5 + offset_x, offset_y)` (label 1, t = angle / 2 pi), plus `noise * N(0, I_2)`.
+/// The five configurations of Fig. 6 come from varying the offsets (e.g. 2/0 apart, 0/0 crossing).
+fn line_circle(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let frac = p.fraction("circle_fraction")?;
+    let r = p.positive("radius")?;
+    let ox = p.finite("offset_x")?;
+    let oy = p.finite("offset_y")?;
+    let n_line = ((n as f64) * (1.0 - frac)).round() as usize;
+    let mut x = Array2::zeros((n, 2));
+    let mut labels = Vec::with_capacity(n);
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let u: f64 = rng.gen();
+        let (px, py, l) = if i < n_line {
+            (u, 3.0 * (u - 0.5), 0)
+        } else {
+            let a = 2.0 * PI * u;
+            (0.5 + ox + r * a.cos(), oy + r * a.sin(), 1)
+        };
+        x[[i, 0]] = px + noise * gauss(rng);
+        x[[i, 1]] = py + noise * gauss(rng);
+        labels.push(l);
+        t.push(u);
+    }
+    Ok(Out {
+        x,
+        labels,
+        t: Some(t),
+        note: None,
+    })
+}
+
+fn checksum_of(name: &str, params: &BTreeMap<String, f64>, seed: u64) -> String {
+    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+    sha256_hex(format!("{name}|{}|{seed}", p.join(",")).as_bytes())
+}
+
+/// Generates the synthetic set `name` with `params` (missing ones take their defaults, see
+/// [`generators`]) from `Xoshiro256PlusPlus::seed_from_u64(seed)`.
+///
+/// Errors: unknown generator or parameter (listing the valid ones), out-of-range values.
+pub fn generate(
+    name: &str,
+    params: &BTreeMap<String, f64>,
+    seed: u64,
+) -> Result<Dataset, SyntheticError> {
+    let info = GENERATORS.iter().find(|g| g.name == name).ok_or_else(|| {
+        SyntheticError::UnknownGenerator {
+            name: name.into(),
+            valid: GENERATORS
+                .iter()
+                .map(|g| g.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    })?;
+    let mut full: BTreeMap<String, f64> = info
+        .params
+        .iter()
+        .map(|(k, v, _)| (k.to_string(), *v))
+        .collect();
+    for (k, v) in params {
+        match full.get_mut(k) {
+            Some(slot) => *slot = *v,
+            None => {
+                return Err(SyntheticError::UnknownParam {
+                    generator: name.into(),
+                    param: k.clone(),
+                    valid: info
+                        .params
+                        .iter()
+                        .map(|p| p.0)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+            }
+        }
+    }
+    let p = P {
+        gen: info.name,
+        map: &full,
+    };
+    let mut rng = Rng64::seed_from_u64(seed);
+    let out = match info.name {
+        "helix" => helix(&p, &mut rng),
+        "twinpeaks" => twinpeaks(&p, &mut rng),
+        "two_moons" => two_moons(&p, &mut rng),
+        "spiral" => spiral(&p, &mut rng),
+        "distorted_s" => distorted_s(&p, &mut rng),
+        "circle" => circle(&p, &mut rng),
+        "tree" => tree(&p, &mut rng),
+        "three_clusters" => three_clusters(&p, &mut rng),
+        "swiss_roll" => swiss_roll(&p, &mut rng),
+        "y_and_b" => y_and_b(&p, &mut rng),
+        "line_circle" => line_circle(&p, &mut rng),
+        other => unreachable!("generator table and dispatch disagree on {other}"),
+    }?;
+    Ok(Dataset {
+        name: name.to_string(),
+        x: out.x,
+        labels: Some(out.labels),
+        t: out.t,
+        checksum: checksum_of(name, &full, seed),
+        note: out.note,
+    })
+}
+
+fn push_note(ds: &mut Dataset, s: String) {
+    ds.note = Some(match ds.note.take() {
+        Some(n) => format!("{n}; {s}"),
+        None => s,
+    });
+}
+
+/// Adds uniform noise `x_ij <- x_ij + amplitude * u_ij`, `u_ij ~ U[0,1)` i.i.d. to every feature
+/// (002 §4.3.3, teapot: noise from `U[0, rho]` on each dimension). The checksum becomes
+/// `sha256(old checksum | uniform_noise | amplitude | seed)`. Errors on a negative or non-finite
+/// amplitude.
+pub fn add_uniform_noise(
+    mut ds: Dataset,
+    amplitude: f64,
+    seed: u64,
+) -> Result<Dataset, SyntheticError> {
+    if !(amplitude.is_finite() && amplitude >= 0.0) {
+        return Err(SyntheticError::BadArgument {
+            what: "add_uniform_noise",
+            reason: format!("amplitude {amplitude} must be finite and >= 0"),
+        });
+    }
+    let mut rng = Rng64::seed_from_u64(seed);
+    // Row-major fill order, independent of the array's memory layout.
+    for mut row in ds.x.rows_mut() {
+        for v in row.iter_mut() {
+            *v += amplitude * rng.gen::<f64>();
+        }
+    }
+    ds.checksum =
+        sha256_hex(format!("{}|uniform_noise|{amplitude:?}|{seed}", ds.checksum).as_bytes());
+    push_note(
+        &mut ds,
+        format!("uniform noise U[0, {amplitude}) added to every feature (seed {seed})"),
+    );
+    Ok(ds)
+}
+
+/// Appends `count` features drawn i.i.d. from `U[0,1)`: `X <- [X, U]`, `U` N x count (001 §V,
+/// two moons + 1000 noise features). The checksum becomes
+/// `sha256(old checksum | noise_features | count | seed)`.
+pub fn append_noise_features(
+    mut ds: Dataset,
+    count: usize,
+    seed: u64,
+) -> Result<Dataset, SyntheticError> {
+    let n = ds.x.nrows();
+    if n.checked_mul(count).is_none_or(|c| c > 1 << 32) {
+        return Err(SyntheticError::BadArgument {
+            what: "append_noise_features",
+            reason: format!("{n} x {count} noise matrix is too large"),
+        });
+    }
+    let mut rng = Rng64::seed_from_u64(seed);
+    let u = Array2::from_shape_simple_fn((n, count), || rng.gen::<f64>());
+    ds.x = concatenate(Axis(1), &[ds.x.view(), u.view()]).map_err(|e| {
+        SyntheticError::BadArgument {
+            what: "append_noise_features",
+            reason: e.to_string(),
+        }
+    })?;
+    ds.checksum = sha256_hex(format!("{}|noise_features|{count}|{seed}", ds.checksum).as_bytes());
+    push_note(
+        &mut ds,
+        format!("{count} U[0,1) noise features appended (seed {seed})"),
+    );
+    Ok(ds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gen(name: &str, kv: &[(&str, f64)], seed: u64) -> Dataset {
+        let m: BTreeMap<String, f64> = kv.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        generate(name, &m, seed).unwrap()
+    }
+
+    fn bits(d: &Dataset) -> Vec<u64> {
+        d.x.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn every_generator_is_deterministic_and_well_formed() {
+        for g in generators() {
+            let a = gen(g.name, &[], 42);
+            let b = gen(g.name, &[], 42);
+            let c = gen(g.name, &[], 43);
+            assert_eq!(bits(&a), bits(&b), "{}", g.name);
+            assert_eq!(a.labels, b.labels);
+            assert_eq!(a.checksum, b.checksum);
+            assert_ne!(bits(&a), bits(&c), "{}", g.name);
+            assert_ne!(a.checksum, c.checksum);
+            let n = g.params.iter().find(|p| p.0 == "n").unwrap().1 as usize;
+            assert_eq!(a.x.nrows(), n, "{}", g.name);
+            assert!(a.x.iter().all(|v| v.is_finite()));
+            let labels = a.labels.as_ref().unwrap();
+            assert_eq!(labels.len(), n);
+            if let Some(t) = &a.t {
+                assert_eq!(t.len(), n);
+            }
+            assert_eq!(a.name, g.name);
+            // Explicit defaults give the same checksum as omitted ones.
+            let explicit: Vec<(&str, f64)> = g.params.iter().map(|p| (p.0, p.1)).collect();
+            assert_eq!(gen(g.name, &explicit, 42).checksum, a.checksum);
+        }
+    }
+
+    #[test]
+    fn shapes_and_label_counts() {
+        let d = gen("two_moons", &[], 1);
+        assert_eq!(d.x.dim(), (200, 2));
+        assert_eq!(
+            d.labels
+                .as_ref()
+                .unwrap()
+                .iter()
+                .filter(|&&l| l == 0)
+                .count(),
+            100
+        );
+        assert_eq!(d.n_classes(), 2);
+        assert_eq!(gen("helix", &[], 1).x.dim(), (1000, 3));
+        assert_eq!(gen("twinpeaks", &[], 1).x.dim(), (1000, 3));
+        assert_eq!(gen("swiss_roll", &[], 1).x.dim(), (1000, 3));
+        for (g, k) in [
+            ("helix", 4),
+            ("spiral", 4),
+            ("circle", 4),
+            ("distorted_s", 4),
+            ("tree", 6),
+            ("three_clusters", 3),
+            ("y_and_b", 2),
+            ("line_circle", 2),
+            ("swiss_roll", 4),
+            ("twinpeaks", 4),
+        ] {
+            assert_eq!(gen(g, &[], 3).n_classes(), k, "{g}");
+        }
+        let lc = gen("line_circle", &[], 1);
+        assert_eq!(
+            lc.labels
+                .as_ref()
+                .unwrap()
+                .iter()
+                .filter(|&&l| l == 0)
+                .count(),
+            200
+        );
+        let d = gen("circle", &[("n", 17.0)], 1);
+        assert_eq!(d.x.nrows(), 17);
+    }
+
+    #[test]
+    fn geometry() {
+        // Circle: radius 1 +- noise.
+        let d = gen("circle", &[("n", 2000.0), ("noise", 0.1)], 5);
+        let r: Vec<f64> = d.x.rows().into_iter().map(|p| p.dot(&p).sqrt()).collect();
+        let mean = r.iter().sum::<f64>() / r.len() as f64;
+        assert!((mean - 1.0).abs() < 0.02, "{mean}");
+        assert!(r.iter().all(|&v| (v - 1.0).abs() < 0.6));
+        let d = gen("circle", &[("noise", 0.0), ("radius", 2.5)], 5);
+        assert!(d
+            .x
+            .rows()
+            .into_iter()
+            .all(|p| (p.dot(&p).sqrt() - 2.5).abs() < 1e-12));
+        // Helix without noise satisfies the formula exactly.
+        let d = gen("helix", &[("noise", 0.0)], 9);
+        let t = d.t.as_ref().unwrap();
+        for (i, p) in d.x.rows().into_iter().enumerate() {
+            let q = t[i];
+            let r = 2.0 + (8.0 * q).cos();
+            assert!(
+                (p[0] - r * q.cos()).abs() < 1e-12
+                    && (p[1] - r * q.sin()).abs() < 1e-12
+                    && (p[2] - (8.0 * q).sin()).abs() < 1e-12
+            );
+            assert!((0.0..2.0 * PI).contains(&q));
+        }
+        let grid = gen("helix", &[("noise", 0.0), ("random", 0.0), ("n", 4.0)], 0);
+        assert!((grid.t.as_ref().unwrap()[3] - 2.0 * PI).abs() < 1e-12);
+        // Twin peaks without noise.
+        let d = gen("twinpeaks", &[("noise", 0.0)], 2);
+        for p in d.x.rows() {
+            let (a, b) = ((1.0 - p[0]) / 2.0, (1.0 - p[1]) / 2.0);
+            let z = 10.0 * (PI - 2.0 * PI * a).sin() * (3.0 - 6.0 * b).tanh();
+            assert!((p[2] - z).abs() < 1e-9);
+        }
+        // Two moons without noise lie on their half circles.
+        let d = gen("two_moons", &[("noise", 0.0)], 2);
+        for (p, &l) in d.x.rows().into_iter().zip(d.labels.as_ref().unwrap()) {
+            let c = if l == 0 { [0.0, 0.0] } else { [1.0, 0.5] };
+            let r = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();
+            assert!((r - 1.0).abs() < 1e-12);
+            assert!(if l == 0 {
+                p[1] >= -1e-12
+            } else {
+                p[1] <= 0.5 + 1e-12
+            });
+        }
+        // Tree without noise: t grows along the branches, trunk points have x = 0.
+        let d = gen("tree", &[("noise", 0.0)], 4);
+        for ((p, &l), &t) in
+            d.x.rows()
+                .into_iter()
+                .zip(d.labels.as_ref().unwrap())
+                .zip(d.t.as_ref().unwrap())
+        {
+            if l == 0 {
+                assert!(p[0].abs() < 1e-12 && (p[1] - t).abs() < 1e-12);
+            } else {
+                assert!(t >= 1.0);
+            }
+        }
+        // Line + circle: line points on y = 3 (x - 0.5).
+        let d = gen("line_circle", &[("noise", 0.0)], 4);
+        for (p, &l) in d.x.rows().into_iter().zip(d.labels.as_ref().unwrap()) {
+            if l == 0 {
+                assert!((p[1] - 3.0 * (p[0] - 0.5)).abs() < 1e-12);
+            } else {
+                assert!((((p[0] - 2.5).powi(2) + p[1].powi(2)).sqrt() - 1.0).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn errors_list_valid_names() {
+        let e = generate("nope", &BTreeMap::new(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("helix") && e.contains("two_moons"), "{e}");
+        let mut m = BTreeMap::new();
+        m.insert("sigma".to_string(), 1.0);
+        let e = generate("circle", &m, 0).unwrap_err().to_string();
+        assert!(
+            e.contains("sigma") && e.contains("radius") && e.contains("noise"),
+            "{e}"
+        );
+        for (k, v) in [
+            ("n", 0.0),
+            ("n", 2.5),
+            ("noise", -1.0),
+            ("noise", f64::NAN),
+            ("n", 1e12),
+        ] {
+            let mut m = BTreeMap::new();
+            m.insert(k.to_string(), v);
+            assert!(
+                matches!(
+                    generate("circle", &m, 0),
+                    Err(SyntheticError::BadParam { .. })
+                ),
+                "{k}={v}"
+            );
+        }
+    }
+
+    #[test]
+    fn noise_augmentation() {
+        let d = gen("two_moons", &[], 1);
+        let a = append_noise_features(d.clone(), 1000, 7).unwrap();
+        assert_eq!(a.x.dim(), (200, 1002));
+        assert_eq!(a.x.column(0), d.x.column(0));
+        assert!(a
+            .x
+            .slice(ndarray::s![.., 2..])
+            .iter()
+            .all(|&v| (0.0..1.0).contains(&v)));
+        assert_ne!(a.checksum, d.checksum);
+        let a2 = append_noise_features(d.clone(), 1000, 7).unwrap();
+        assert_eq!(bits(&a), bits(&a2));
+        assert_eq!(a.checksum, a2.checksum);
+        assert_ne!(
+            append_noise_features(d.clone(), 1000, 8).unwrap().checksum,
+            a.checksum
+        );
+
+        let u = add_uniform_noise(d.clone(), 0.2, 3).unwrap();
+        let diff = &u.x - &d.x;
+        assert!(diff.iter().all(|&v| (0.0..0.2).contains(&v)));
+        assert!((diff.mean().unwrap() - 0.1).abs() < 0.01);
+        assert_ne!(u.checksum, d.checksum);
+        assert_eq!(
+            bits(&add_uniform_noise(d.clone(), 0.2, 3).unwrap()),
+            bits(&u)
+        );
+        let z = add_uniform_noise(d.clone(), 0.0, 3).unwrap();
+        assert_eq!(bits(&z), bits(&d));
+        assert!(add_uniform_noise(d.clone(), -0.1, 3).is_err());
+        assert!(add_uniform_noise(d, f64::INFINITY, 3).is_err());
+    }
+}

@@ -16,6 +16,13 @@ pub enum EnergyRule {
     Gt,
 }
 
+impl Default for EnergyRule {
+    /// [`EnergyRule::Ge`] (drtoolbox).
+    fn default() -> Self {
+        EnergyRule::Ge
+    }
+}
+
 /// Smallest `d >= 1` whose top-d eigenvalues (sorted descending, negatives treated as 0) reach the
 /// fraction `threshold` of the total under `rule`. Returns `eigenvalues.len()` if never reached,
 /// and 1 for an all-zero spectrum.
@@ -70,8 +77,7 @@ impl Pca {
         let (variances, components) = if dim <= n {
             let cov = xc.t().dot(&xc) / denom;
             let e = eigh(cov.view())?;
-            let mut vals = e.values.clone();
-            vals.invert_axis(Axis(0));
+            let vals: Array1<f64> = e.values.iter().rev().copied().collect();
             let mut vecs = e.vectors.clone();
             vecs.invert_axis(Axis(1));
             (vals, vecs.as_standard_layout().to_owned())
@@ -99,7 +105,7 @@ impl Pca {
 
     /// Number of axes that reach `threshold` of the total variance under `rule`.
     pub fn energy_dim(&self, threshold: f64, rule: EnergyRule) -> usize {
-        energy_dim(self.variances.as_slice().expect("contiguous"), threshold, rule)
+        energy_dim(&self.variances.to_vec(), threshold, rule)
     }
 
     /// Scores `(X - 1 mu^T) V_d` on the first `d` axes (N x d).
@@ -146,6 +152,15 @@ mod tests {
             let b = full.vectors.column(29 - j).to_owned();
             assert_abs_diff_eq!(a.dot(&b).abs(), 1.0, epsilon = 1e-8);
         }
+    }
+
+    #[test]
+    fn energy_dim_of_a_fitted_pca_with_fewer_features_than_samples() {
+        // Regression: variances used to be a reversed (non-contiguous) view here.
+        let x = array![[1.0, 0.0], [-1.0, 0.0], [2.0, 0.1], [-2.0, -0.1]];
+        let p = Pca::fit(x.view()).unwrap();
+        assert_eq!(p.energy_dim(0.95, EnergyRule::Ge), 1);
+        assert_eq!(p.energy_dim(1.0, EnergyRule::Ge), 2);
     }
 
     #[test]

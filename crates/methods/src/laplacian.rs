@@ -1,5 +1,187 @@
-//! (being written)
-use crate::registry::MethodInfo;
+//! Laplacian eigenmaps (Belkin & Niyogi 2003).
+//!
+//! 1. Graph: the symmetrised K-NN graph (`i ~ j` iff `j in kNN(i)` or `i in kNN(j)`), made
+//!    connected according to `disconnected` ([`crate::graph::neighbourhood_graph`]).
+//! 2. Weights: `w_ij = exp(-||x_i - x_j||^2 / t)` ("heat") or `w_ij = 1` ("binary") on the edges.
+//!    With `t = 0` (the default) `t = 2 max_{(i,j) in E} ||x_i - x_j||^2`, which is exactly
+//!    drtoolbox's `laplacian_eigen` with `sigma = 1` (it divides the squared graph distances by their
+//!    maximum and applies `exp(-d^2 / (2 sigma^2))`); the maximum runs over the edges actually used,
+//!    joining edges included. `t = inf` gives binary weights.
+//! 3. `D = diag(W 1)`, `L = D - W`; solve `L v = lambda D v` through the symmetric normalised form
+//!    `D^{-1/2} L D^{-1/2} u = lambda u` (`eigh_bottom`, d + 1 pairs), `v = D^{-1/2} u`
+//!    (so `v^T D v = 1`), drop the trivial `v_1 ∝ 1` and return `Y = [v_2, ..., v_{d+1}]`, column
+//!    signs canonicalised (largest |entry| positive).
+//!
+//! This equals scikit-learn's `spectral_embedding(W, norm_laplacian=True, drop_first=True)` (which
+//! also returns `D^{-1/2} u`) up to column signs; drtoolbox's `eigs(L, D)` returns the same vectors
+//! up to sign and scale (and only for the largest connected component).
+//!
+//! Cost: the eigenproblem is solved densely, O(N^3) time (tridiagonalisation) and N^2 doubles of
+//! memory (200 MB at N = 5000), although `W` has only O(N k) non-zeros; fine up to N of a few
+//! thousand. A sparse shift-invert Lanczos would be O(N k) per iteration (not implemented).
+
+use crate::graph::{disconnected_param, neighbourhood_graph, Disconnected};
+use crate::params::ParamMapExt;
+use crate::registry::{choice, dim, float, int, MethodInfo};
+use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use ndarray::{s, Array2, ArrayView2};
+use structdr_linalg::{canonicalize_signs, eigh_bottom};
+
+/// Largest N for which KPCA, LE and LLE build their dense N x N matrix (the matrix plus the
+/// eigensolver's copy take 2 x 8 N^2 bytes: 6.4 GB at this limit); larger inputs are rejected with
+/// a clear error instead of running out of memory.
+pub const DENSE_MAX_N: usize = 20_000;
+
+/// Fails for N above [`DENSE_MAX_N`].
+pub(crate) fn check_dense_size(method: &'static str, n: usize) -> Result<()> {
+    if n > DENSE_MAX_N {
+        return Err(MethodError::Input {
+            method,
+            reason: format!("N = {n} samples exceeds the dense-eigensolver limit {DENSE_MAX_N} (it needs 16 N^2 bytes = {:.1} GB); subsample the data", 16.0 * (n as f64).powi(2) / 1e9),
+        });
+    }
+    Ok(())
+}
+
+/// Edge weights of the Laplacian eigenmap graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights {
+    /// `w_ij = exp(-||x_i - x_j||^2 / t)`.
+    Heat,
+    /// `w_ij = 1`.
+    Binary,
+}
+
+/// Laplacian eigenmaps to `dim` dimensions on the `k`-NN graph.
+#[derive(Debug, Clone)]
+pub struct LaplacianEigenmaps {
+    /// Target dimension d (`d + 1 <= N`).
+    pub dim: usize,
+    /// Neighbours per sample (before symmetrisation), `1 <= k < N`.
+    pub k: usize,
+    /// Heat-kernel or binary weights.
+    pub weights: Weights,
+    /// Heat-kernel width `t` in `exp(-||x_i - x_j||^2 / t)`; `0` = automatic (see the module doc).
+    pub t: f64,
+    /// What to do with a disconnected K-NN graph.
+    pub disconnected: Disconnected,
+}
+
+/// The automatic heat width: `t = 2 max_{(i,j) in E} ||x_i - x_j||^2` (drtoolbox, sigma = 1); 1 if
+/// every edge has length 0.
+pub fn auto_t(edges: &[(usize, usize, f64)]) -> f64 {
+    let m = edges.iter().map(|e| e.2).fold(0.0f64, f64::max);
+    if m > 0.0 {
+        2.0 * m
+    } else {
+        1.0
+    }
+}
+
+/// Laplacian eigenmap of a weighted graph given as edges `(i, j, w_ij)` (`i != j`, each pair once,
+/// `w_ij > 0`): the generalised eigenvectors 2..d+1 of `L v = lambda D v`, `v^T D v = 1`, signs
+/// canonicalised. Returns `(Y, lambda_2..lambda_{d+1})`.
+///
+/// Errors: a vertex of zero degree (e.g. heat weights that underflow when `t` is tiny).
+pub fn graph_eigenmap(n: usize, edges: &[(usize, usize, f64)], dim: usize) -> Result<(Array2<f64>, Vec<f64>)> {
+    if dim + 1 > n {
+        return Err(MethodError::Input { method: "le", reason: format!("dim = {dim} needs at least dim + 1 = {} samples, got {n}", dim + 1) });
+    }
+    let mut a = Array2::<f64>::zeros((n, n));
+    let mut deg = vec![0.0f64; n];
+    for &(i, j, w) in edges {
+        a[[i, j]] += w;
+        a[[j, i]] += w;
+        deg[i] += w;
+        deg[j] += w;
+    }
+    if let Some(i) = deg.iter().position(|&d| !(d >= f64::MIN_POSITIVE && d.is_finite())) {
+        return Err(MethodError::Input {
+            method: "le",
+            reason: format!("sample {i} has degree {} in the weighted graph (heat weights underflow: raise t, or use t = 0 for the automatic width)", deg[i]),
+        });
+    }
+    let s: Vec<f64> = deg.iter().map(|d| 1.0 / d.sqrt()).collect();
+    // A := I - D^{-1/2} W D^{-1/2}
+    for ((i, j), v) in a.indexed_iter_mut() {
+        *v = if i == j { 1.0 - s[i] * *v * s[j] } else { -s[i] * *v * s[j] };
+    }
+    let e = eigh_bottom(a.view(), dim + 1).map_err(numerical("le"))?;
+    let mut y = e.vectors.slice(s![.., 1..]).to_owned();
+    for (mut row, &si) in y.rows_mut().into_iter().zip(s.iter()) {
+        row.mapv_inplace(|v| v * si);
+    }
+    canonicalize_signs(&mut y);
+    Ok((y, e.values.iter().skip(1).copied().collect()))
+}
+
+impl Embedder for LaplacianEigenmaps {
+    fn name(&self) -> &'static str {
+        "le"
+    }
+    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+        check_input("le", &x, 2)?;
+        let n = x.nrows();
+        check_dense_size("le", n)?;
+        if self.dim + 1 > n {
+            return Err(MethodError::Input { method: "le", reason: format!("dim = {} needs at least dim + 1 = {} samples, got {n}", self.dim, self.dim + 1) });
+        }
+        if self.weights == Weights::Heat && (self.t.is_nan() || self.t < 0.0) {
+            return Err(MethodError::Input { method: "le", reason: format!("t = {} must be >= 0 (0 = automatic)", self.t) });
+        }
+        let g = neighbourhood_graph("le", x, self.k, self.disconnected)?;
+        let t = if self.t == 0.0 { auto_t(&g.edges) } else { self.t };
+        let weighted: Vec<(usize, usize, f64)> = g
+            .edges
+            .iter()
+            .map(|&(i, j, d2)| {
+                let w = match self.weights {
+                    Weights::Heat => (-d2 / t).exp(),
+                    Weights::Binary => 1.0,
+                };
+                (i, j, w)
+            })
+            .collect();
+        let (y, values) = graph_eigenmap(n, &weighted, self.dim)?;
+        let mut f = Fitted::closed_form(y);
+        if let Some(note) = g.note() {
+            f.notes.push(note);
+        }
+        if self.weights == Weights::Heat {
+            f.notes.push(format!("heat kernel width t = {t:.6e}{}", if self.t == 0.0 { " (automatic: 2 x the largest squared edge length)" } else { "" }));
+        }
+        f.notes.push(format!("generalised eigenvalues lambda_2..lambda_{}: {values:?}", self.dim + 1));
+        f.graph = Some(Graph { n_vertices: n, edges: weighted });
+        Ok(f)
+    }
+}
+
 pub(crate) fn info() -> MethodInfo {
-    MethodInfo { name: "laplacian", summary: "", reference: "", params: vec![], build: |_| Ok(Box::new(crate::identity::Identity)) }
+    MethodInfo {
+        name: "le",
+        summary: "Laplacian eigenmaps: generalised eigenvectors 2..d+1 of L v = lambda D v on the symmetrised k-NN graph, W_ij = exp(-||x_i - x_j||^2 / t) or 1.",
+        reference: "Belkin & Niyogi 2003; drtoolbox laplacian_eigen (k = 12, sigma = 1); scikit-learn spectral_embedding",
+        params: vec![
+            dim(),
+            int("k", 1, 12, "neighbours per sample before symmetrisation (i ~ j if j in kNN(i) or i in kNN(j)); 12 as in drtoolbox"),
+            choice("weights", &["heat", "binary"], "heat", "edge weights: heat w_ij = exp(-||x_i - x_j||^2 / t), or binary w_ij = 1"),
+            float(
+                "t",
+                0.0,
+                f64::INFINITY,
+                0.0,
+                "heat-kernel width t in w_ij = exp(-||x_i - x_j||^2 / t); 0 = automatic t = 2 max over graph edges of ||x_i - x_j||^2 (drtoolbox's sigma = 1 on max-normalised squared distances); inf = binary",
+            ),
+            disconnected_param(),
+        ],
+        build: |p| {
+            Ok(Box::new(LaplacianEigenmaps {
+                dim: p.usize("dim"),
+                k: p.usize("k"),
+                weights: if p.str("weights") == "binary" { Weights::Binary } else { Weights::Heat },
+                t: p.float("t"),
+                disconnected: Disconnected::parse(p.str("disconnected")).expect("validated choice"),
+            }))
+        },
+    }
 }

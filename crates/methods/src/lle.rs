@@ -1,5 +1,145 @@
-//! (being written)
-use crate::registry::MethodInfo;
+//! Locally linear embedding (Roweis & Saul 2000), the "standard" variant.
+//!
+//! 1. Neighbourhoods `N_i`: the k nearest neighbours of `x_i` ([`crate::graph::knn`]); when the
+//!    symmetrised K-NN graph is disconnected and `disconnected = "connect"`, each joining edge
+//!    `(a, b)` adds `b` to `N_a` and `a` to `N_b` (so those samples have k + 1 or more neighbours).
+//! 2. Weights: with `Z_i = X[N_i] - 1 x_i^T` (m x D) and the local Gram `G_i = Z_i Z_i^T`,
+//!    solve `(G_i + r I) w = 1` by Cholesky with `r = reg * trace(G_i)` (`r = reg` if the trace is
+//!    0), then `w <- w / (1^T w)`; `W_{i, N_i} = w`. This is scikit-learn's `barycenter_weights`
+//!    convention (regulariser always on, relative to the trace, default `reg = 1e-3`). drtoolbox's
+//!    `lle.m` differs: it adds `1e-5 trace(G_i)` only when `k > D` and nothing otherwise.
+//! 3. `M = (I - W)^T (I - W)`; the embedding is the eigenvectors 2..d+1 of `M` (ascending, unit
+//!    norm, the constant bottom vector dropped), signs canonicalised. scikit-learn
+//!    `LocallyLinearEmbedding(method="standard", eigen_solver="dense")` gives the same columns up
+//!    to sign.
+//!
+//! Cost: O(N^2 D) for the K-NN search, O(N k^3 + N k^2 D) for the weights, and a dense O(N^3)
+//! eigenproblem with N^2 doubles of memory (M has only O(N k^2) non-zeros).
+
+use crate::graph::{disconnected_param, neighbourhood_graph, Disconnected};
+use crate::params::ParamMapExt;
+use crate::registry::{dim, float, int, MethodInfo};
+use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use ndarray::{s, Array1, Array2, ArrayView2};
+use rayon::prelude::*;
+use structdr_linalg::{canonicalize_signs, eigh_bottom, Cholesky};
+
+/// Standard LLE to `dim` dimensions with `k` neighbours.
+#[derive(Debug, Clone)]
+pub struct Lle {
+    /// Target dimension d (`d + 1 <= N`).
+    pub dim: usize,
+    /// Neighbours per sample, `1 <= k < N`.
+    pub k: usize,
+    /// Regulariser: `reg * trace(G_i)` is added to the diagonal of each local Gram matrix.
+    pub reg: f64,
+    /// What to do with a disconnected K-NN graph.
+    pub disconnected: Disconnected,
+}
+
+/// Barycentric reconstruction weights of `x_i` from its neighbours `nb`:
+/// `(G + r I) w = 1`, `G = Z Z^T`, `Z = X[nb] - 1 x_i^T`, `r = reg * trace(G)` (or `reg` when the
+/// trace is 0), normalised to `1^T w = 1`.
+pub fn barycenter_weights(x: ArrayView2<f64>, i: usize, nb: &[usize], reg: f64) -> Result<Array1<f64>> {
+    let m = nb.len();
+    let d = x.ncols();
+    let mut z = Array2::<f64>::zeros((m, d));
+    for (r, &j) in nb.iter().enumerate() {
+        for f in 0..d {
+            z[[r, f]] = x[[j, f]] - x[[i, f]];
+        }
+    }
+    let mut g = z.dot(&z.t());
+    let tr = g.diag().sum();
+    let r = if tr > 0.0 { reg * tr } else { reg };
+    for a in 0..m {
+        g[[a, a]] += r;
+    }
+    let chol = Cholesky::factor(g.view()).map_err(|e| MethodError::Input {
+        method: "lle",
+        reason: format!("the local Gram matrix of sample {i} is singular ({e}); with k > D it needs reg > 0"),
+    })?;
+    let w = chol.solve_vec(Array1::ones(m).view()).map_err(numerical("lle"))?;
+    let s = w.sum();
+    if !(s.is_finite() && s != 0.0) {
+        return Err(MethodError::Input { method: "lle", reason: format!("reconstruction weights of sample {i} do not sum to a finite non-zero value; raise reg") });
+    }
+    Ok(w / s)
+}
+
+impl Embedder for Lle {
+    fn name(&self) -> &'static str {
+        "lle"
+    }
+    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+        check_input("lle", &x, 2)?;
+        let n = x.nrows();
+        crate::laplacian::check_dense_size("lle", n)?;
+        if self.dim + 1 > n {
+            return Err(MethodError::Input { method: "lle", reason: format!("dim = {} needs at least dim + 1 = {} samples, got {n}", self.dim, self.dim + 1) });
+        }
+        if !(self.reg >= 0.0 && self.reg.is_finite()) {
+            return Err(MethodError::Input { method: "lle", reason: format!("reg = {} must be finite and >= 0", self.reg) });
+        }
+        let g = neighbourhood_graph("lle", x, self.k, self.disconnected)?;
+        let mut nbs: Vec<Vec<usize>> = g.knn.indices.rows().into_iter().map(|r| r.to_vec()).collect();
+        for &(a, b, _) in &g.joins {
+            if !nbs[a].contains(&b) {
+                nbs[a].push(b);
+            }
+            if !nbs[b].contains(&a) {
+                nbs[b].push(a);
+            }
+        }
+        let weights: Vec<Array1<f64>> = (0..n).into_par_iter().map(|i| barycenter_weights(x, i, &nbs[i], self.reg)).collect::<Result<_>>()?;
+        // M = (I - W)^T (I - W) = I - W - W^T + W^T W
+        let mut m = Array2::<f64>::eye(n);
+        for (i, (nb, w)) in nbs.iter().zip(&weights).enumerate() {
+            for (a, &ja) in nb.iter().enumerate() {
+                m[[i, ja]] -= w[a];
+                m[[ja, i]] -= w[a];
+                for (b, &jb) in nb.iter().enumerate() {
+                    m[[ja, jb]] += w[a] * w[b];
+                }
+            }
+        }
+        let e = eigh_bottom(m.view(), self.dim + 1).map_err(numerical("lle"))?;
+        let mut y = e.vectors.slice(s![.., 1..]).to_owned();
+        canonicalize_signs(&mut y);
+        let mut f = Fitted::closed_form(y);
+        if let Some(note) = g.note() {
+            f.notes.push(note);
+        }
+        f.notes.push(format!("eigenvalues of M, lambda_1..lambda_{}: {:?}", self.dim + 1, e.values.to_vec()));
+        f.graph = Some(Graph { n_vertices: n, edges: g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect() });
+        Ok(f)
+    }
+}
+
 pub(crate) fn info() -> MethodInfo {
-    MethodInfo { name: "lle", summary: "", reference: "", params: vec![], build: |_| Ok(Box::new(crate::identity::Identity)) }
+    MethodInfo {
+        name: "lle",
+        summary: "Locally linear embedding: barycentric weights (G_i + reg tr(G_i) I) w = 1 on the k-NN, then eigenvectors 2..d+1 of M = (I - W)^T (I - W).",
+        reference: "Roweis & Saul 2000; scikit-learn LocallyLinearEmbedding(method='standard'); drtoolbox lle (k = 12)",
+        params: vec![
+            dim(),
+            int("k", 1, 12, "neighbours per sample (12 as in drtoolbox; scikit-learn defaults to 5)"),
+            float(
+                "reg",
+                0.0,
+                1e3,
+                1e-3,
+                "regulariser: reg * trace(G_i) is added to the diagonal of every local Gram matrix G_i (scikit-learn convention; drtoolbox adds 1e-5 trace only when k > D); with reg = 0 and k > D every G_i is singular and the Cholesky solve fails or is unstable",
+            ),
+            disconnected_param(),
+        ],
+        build: |p| {
+            Ok(Box::new(Lle {
+                dim: p.usize("dim"),
+                k: p.usize("k"),
+                reg: p.float("reg"),
+                disconnected: Disconnected::parse(p.str("disconnected")).expect("validated choice"),
+            }))
+        },
+    }
 }

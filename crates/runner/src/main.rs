@@ -1,1 +1,382 @@
-fn main() {}
+//! `structdr`: run experiment specs, embed data, evaluate embeddings, manage data sets.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use ndarray::{Array1, Array2};
+use std::path::{Path, PathBuf};
+use structdr::{exec, spec};
+use structdr_methods::{ParamMap, ParamValue};
+
+#[derive(Parser)]
+#[command(name = "structdr", version = concat!(env!("CARGO_PKG_VERSION"), "+", env!("STRUCTDR_GIT_HASH")), about = "Structure-learning dimensionality reduction: reproduce the papers' tables and figures, run methods, evaluate embeddings")]
+struct Cli {
+    /// Mirror replacing the canonical download hosts: a directory or a base URL (also STRUCTDR_MIRROR).
+    #[arg(long, global = true)]
+    mirror: Option<String>,
+    /// Download cache directory (default `data/`, also STRUCTDR_DATA).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an experiment spec: every grid cell not yet in the cache, then tables and figures.
+    Run(RunArgs),
+    /// Validate a spec without running anything.
+    Check { spec: PathBuf },
+    /// Run one method on your data (samples in rows) and write the embedding.
+    Embed(EmbedArgs),
+    /// Evaluate an embedding.
+    #[command(subcommand)]
+    Eval(EvalCommand),
+    /// List, fetch, verify and export data sets.
+    #[command(subcommand)]
+    Datasets(DatasetsCommand),
+    /// List the registered methods and their parameters (from the method registry).
+    Methods {
+        /// Print Markdown (the source of docs/methods.md).
+        #[arg(long)]
+        markdown: bool,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The spec file (TOML).
+    spec: PathBuf,
+    /// Results root (default `results`).
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
+    /// Recompute every cell, ignoring the cache.
+    #[arg(long)]
+    force: bool,
+    /// Recompute cells whose cached record failed.
+    #[arg(long)]
+    retry_failed: bool,
+    /// Compute at most this many missing cells, then write tables from what exists.
+    #[arg(long)]
+    max_cells: Option<usize>,
+    /// Worker threads for grid cells (default: all cores; BLAS runs single-threaded inside).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct EmbedArgs {
+    /// Method name (see `structdr methods`).
+    #[arg(long)]
+    method: String,
+    /// Method parameter, repeatable: --param k=10 --param dim=2.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Input matrix, samples in rows: .npy (float64/float32/int) or .csv.
+    #[arg(long)]
+    input: PathBuf,
+    /// Output embedding (.npy, float64).
+    #[arg(long)]
+    out: PathBuf,
+    /// Write the learned graph as an edge list CSV (i,j,weight), when the method has one.
+    #[arg(long)]
+    graph_out: Option<PathBuf>,
+    /// Write the 0-based component index of every point (.npy, int64), when the method has them.
+    #[arg(long)]
+    components_out: Option<PathBuf>,
+    /// Seed for randomised methods.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Subcommand)]
+enum EvalCommand {
+    /// 1-NN leave-one-out accuracy; prints {"loocv_1nn_accuracy": ...}.
+    Loocv {
+        #[arg(long)]
+        input: PathBuf,
+        #[arg(long)]
+        labels: PathBuf,
+    },
+    /// k-means restarts scored by ACC and NMI (max normalisation); prints one JSON object.
+    Kmeans {
+        #[arg(long)]
+        input: PathBuf,
+        #[arg(long)]
+        labels: PathBuf,
+        /// Number of clusters (default: number of classes).
+        #[arg(long)]
+        k: Option<usize>,
+        #[arg(long, default_value_t = 20)]
+        restarts: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+}
+
+#[derive(Subcommand)]
+enum DatasetsCommand {
+    /// Every registered data set and whether it is cached.
+    List,
+    /// Download (or copy from the mirror) and verify the named sets.
+    Fetch {
+        names: Vec<String>,
+        /// Fetch every mirrored set.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Re-hash every cached file against the registry.
+    Verify,
+    /// Write X.npy (float64) and y.npy (int64) after the registry's loading.
+    Export {
+        name: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn main() {
+    reexec_with_openblas_coretype();
+    let cli = Cli::parse();
+    if let Some(m) = &cli.mirror {
+        std::env::set_var("STRUCTDR_MIRROR", m);
+    }
+    if let Some(d) = &cli.data_dir {
+        std::env::set_var("STRUCTDR_DATA", d);
+    }
+    if let Err(e) = dispatch(cli.command) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Debian's OpenBLAS 0.3.21 does not recognise Zen 5 and picks AVX2 kernels; on a CPU with
+/// AVX-512 `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster (STACK.md P2). The variable is read when
+/// the library loads, so the binary re-executes itself once with it set. `STRUCTDR_NO_REEXEC=1`
+/// or an explicit `OPENBLAS_CORETYPE` disables this.
+fn reexec_with_openblas_coretype() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("OPENBLAS_CORETYPE").is_some() || std::env::var_os("STRUCTDR_NO_REEXEC").is_some() {
+        return;
+    }
+    if !structdr_linalg::blas::cpu_has_avx512f() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let err = std::process::Command::new(exe).args(std::env::args_os().skip(1)).env("OPENBLAS_CORETYPE", "SKYLAKEX").exec();
+    eprintln!("warning: could not re-execute with OPENBLAS_CORETYPE=SKYLAKEX ({err}); continuing");
+}
+
+fn dispatch(cmd: Command) -> Result<()> {
+    match cmd {
+        Command::Run(a) => run(a),
+        Command::Check { spec } => {
+            let plan = spec::load(&spec)?;
+            let cells: usize = plan.methods.iter().map(|m| m.cells.len()).sum::<usize>() * plan.spec.datasets.len();
+            println!("{}: ok ({} data sets, {} methods, {} cells)", spec.display(), plan.spec.datasets.len(), plan.methods.len(), cells);
+            Ok(())
+        }
+        Command::Embed(a) => embed(a),
+        Command::Eval(e) => eval(e),
+        Command::Datasets(d) => datasets(d),
+        Command::Methods { markdown } => {
+            if markdown {
+                print!("{}", structdr_methods::registry::markdown());
+            } else {
+                for m in structdr_methods::registry() {
+                    println!("{:<10} {}", m.name, m.summary);
+                    for p in &m.params {
+                        println!("    {:<14} {:<34} default {:<10} {}", p.name, p.kind.to_string(), p.default.to_string(), p.doc);
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn run(a: RunArgs) -> Result<()> {
+    let plan = spec::load(&a.spec)?;
+    if let Some(j) = a.jobs {
+        rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("configuring worker threads")?;
+    }
+    let opts = exec::RunOptions { results_root: a.results, force: a.force, retry_failed: a.retry_failed, max_cells: a.max_cells, quiet: a.quiet };
+    let t0 = std::time::Instant::now();
+    let out = structdr::run_spec(&plan, &opts)?;
+    let s = &out.summary;
+    println!("cells: {} total, {} computed, {} cached, {} failed{}", s.total, s.computed, s.cached, s.failed, if s.skipped > 0 { format!(", {} not run (--max-cells)", s.skipped) } else { String::new() });
+    println!("tables: {} {} {}", out.tables.md.display(), out.tables.csv.display(), out.tables.tex.display());
+    for f in &out.figures {
+        println!("figure: {}", f.display());
+    }
+    let metric = plan.select_metric();
+    for (mi, m) in plan.methods.iter().enumerate() {
+        if let Some((v, n)) = structdr::report::mean_abs_diff(&plan, &out.prepared, &out.best, mi, &metric) {
+            println!("mean |ours - paper| {:<8} {v:.4} over {n} data sets", m.label);
+        }
+    }
+    println!("elapsed: {:.1} s", t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn parse_params(raw: &[String]) -> Result<ParamMap> {
+    let mut map = ParamMap::new();
+    for p in raw {
+        let Some((k, v)) = p.split_once('=') else { bail!("--param expects KEY=VALUE, got '{p}'") };
+        map.insert(k.trim().to_string(), ParamValue::parse_cli(v));
+    }
+    Ok(map)
+}
+
+fn read_matrix(path: &Path) -> Result<Array2<f64>> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "npy" => Ok(structdr_datasets::parse::npy::read_matrix(path)?),
+        "csv" | "txt" => {
+            let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            Ok(structdr_datasets::parse::csv::parse(&bytes, &path.display().to_string())?)
+        }
+        _ => bail!("{}: unsupported input format (use .npy or .csv)", path.display()),
+    }
+}
+
+fn embed(a: EmbedArgs) -> Result<()> {
+    let info = structdr_methods::lookup(&a.method)?;
+    let given = parse_params(&a.params)?;
+    let (resolved, method) = info.instantiate(&given)?;
+    let x = read_matrix(&a.input)?;
+    eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+    let t0 = std::time::Instant::now();
+    let fitted = method.fit(x.view(), a.seed)?;
+    eprintln!("fitted in {:.3} s ({} iterations{})", t0.elapsed().as_secs_f64(), fitted.iterations, if fitted.converged { "" } else { ", not converged" });
+    for n in &fitted.notes {
+        eprintln!("note: {n}");
+    }
+    ndarray_npy::write_npy(&a.out, &fitted.embedding).with_context(|| format!("writing {}", a.out.display()))?;
+    if let Some(g) = &a.graph_out {
+        let Some(graph) = &fitted.graph else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
+        let mut s = String::from("i,j,weight\n");
+        for (i, j, w) in &graph.edges {
+            s.push_str(&format!("{i},{j},{w:?}\n"));
+        }
+        structdr::atomic_write(g, s.as_bytes())?;
+    }
+    if let Some(c) = &a.components_out {
+        let Some(comp) = &fitted.components else { bail!("method '{}' returns no components; drop --components-out", a.method) };
+        let arr: Array1<i64> = comp.iter().map(|&c| c as i64).collect();
+        ndarray_npy::write_npy(c, &arr).with_context(|| format!("writing {}", c.display()))?;
+    }
+    Ok(())
+}
+
+fn read_labels(path: &Path) -> Result<Vec<i64>> {
+    Ok(structdr_datasets::parse::npy::read_labels(path)?)
+}
+
+fn eval(e: EvalCommand) -> Result<()> {
+    match e {
+        EvalCommand::Loocv { input, labels } => {
+            let y = read_matrix(&input)?;
+            let l = read_labels(&labels)?;
+            let acc = structdr_eval::loocv_1nn_accuracy(y.view(), &l)?;
+            println!("{}", serde_json::json!({ "loocv_1nn_accuracy": acc }));
+        }
+        EvalCommand::Kmeans { input, labels, k, restarts, seed } => {
+            let y = read_matrix(&input)?;
+            let l = read_labels(&labels)?;
+            let k = k.unwrap_or_else(|| structdr_eval::n_classes(&l));
+            let r = structdr_eval::kmeans_protocol(y.view(), &l, k, restarts, seed)?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "acc_mean": r.acc_mean, "acc_std": r.acc_std, "nmi_mean": r.nmi_mean, "nmi_std": r.nmi_std,
+                    "acc_best_sse": r.acc_best_sse, "nmi_best_sse": r.nmi_best_sse, "k": k, "restarts": restarts, "seed": seed
+                })
+            );
+        }
+    }
+    Ok(())
+}
+
+fn datasets(d: DatasetsCommand) -> Result<()> {
+    use structdr_datasets::{download, load, registry::Registry};
+    let opts = download::FetchOptions::from_env();
+    let registry = Registry::builtin();
+    match d {
+        DatasetsCommand::List => {
+            println!("mirror: {}   cache: {}", opts.mirror.as_ref().map(|m| m.describe()).unwrap_or_else(|| "none".into()), opts.cache_dir.display());
+            println!("{:<22} {:<18} {:>7} {:>7} {:>4}  {:<8} {:<6} note", "name", "paper name", "N", "D", "c", "mirrored", "cached");
+            for e in registry.iter() {
+                let cached = e.files.iter().all(|f| opts.cache_dir.join(&f.mirror_path).exists());
+                println!(
+                    "{:<22} {:<18} {:>7} {:>7} {:>4}  {:<8} {:<6} {}",
+                    e.name,
+                    e.paper_name,
+                    e.n_samples,
+                    e.n_features,
+                    e.n_classes,
+                    if e.mirrored { "yes" } else { "no" },
+                    if cached { "yes" } else { "no" },
+                    e.table_note().unwrap_or_default()
+                );
+            }
+        }
+        DatasetsCommand::Fetch { names, all } => {
+            let names: Vec<String> = if all { registry.iter().filter(|e| e.mirrored).map(|e| e.name.clone()).collect() } else { names };
+            if names.is_empty() {
+                bail!("name the data sets to fetch, or pass --all (see `structdr datasets list`)");
+            }
+            let mut failed = 0;
+            for n in &names {
+                let entry = registry.get(n)?;
+                match download::fetch_files(entry, &opts) {
+                    Ok(files) => {
+                        for f in files {
+                            println!("{:<22} ok  {}  {}  ({})", n, &f.sha256[..16], f.path.display(), f.origin);
+                        }
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!("{n}: {e}");
+                    }
+                }
+            }
+            if failed > 0 {
+                bail!("{failed} of {} data sets could not be fetched", names.len());
+            }
+        }
+        DatasetsCommand::Verify => {
+            let (mut ok, mut bad, mut absent) = (0, 0, 0);
+            for e in registry.iter() {
+                if !e.files.iter().any(|f| opts.cache_dir.join(&f.mirror_path).exists()) {
+                    absent += 1;
+                    continue;
+                }
+                match download::verify_entry(e, &opts) {
+                    Ok(files) => {
+                        ok += 1;
+                        for f in files {
+                            println!("{:<22} verified  {}", e.name, f.path.display());
+                        }
+                    }
+                    Err(err) => {
+                        bad += 1;
+                        eprintln!("{:<22} FAILED  {err}", e.name);
+                    }
+                }
+            }
+            println!("{ok} verified, {bad} failed, {absent} not in the cache ({})", opts.cache_dir.display());
+            if bad > 0 {
+                bail!("{bad} cached data sets failed verification");
+            }
+        }
+        DatasetsCommand::Export { name, out } => {
+            let ds = load::load(&name, &opts)?;
+            load::export(&ds, &out)?;
+            println!("{}: {} x {} -> {}/X.npy{}", name, ds.x.nrows(), ds.x.ncols(), out.display(), if ds.labels.is_some() { format!(", {}/y.npy", out.display()) } else { String::new() });
+        }
+    }
+    Ok(())
+}

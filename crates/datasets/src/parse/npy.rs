@@ -1,0 +1,311 @@
+//! NumPy `.npy` arrays (format versions 1.0, 2.0, 3.0), read without `unsafe` and with byte
+//! offsets in every error.
+//!
+//! Layout: magic `\x93NUMPY`, major and minor version bytes, header length (u16 LE for v1,
+//! u32 LE for v2/v3), a Python dict literal `{'descr': '<f8', 'fortran_order': False,
+//! 'shape': (N, D), }`, then the raw data.
+
+use super::ParseError;
+use ndarray::{Array2, ShapeBuilder};
+use std::path::Path;
+
+/// Element type of the data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    F,
+    I,
+    U,
+    B,
+}
+
+struct Npy {
+    shape: Vec<usize>,
+    fortran: bool,
+    /// Values in storage order.
+    values: Vec<f64>,
+}
+
+fn read_file(path: &Path) -> Result<(Vec<u8>, String), ParseError> {
+    let name = path.display().to_string();
+    let data = std::fs::read(path).map_err(|err| ParseError::Io {
+        file: name.clone(),
+        err,
+    })?;
+    Ok((data, name))
+}
+
+/// Value of `key` in the header dict, as the raw text up to the next top-level `,` or `}`.
+fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let k1 = format!("'{key}'");
+    let k2 = format!("\"{key}\"");
+    let p = header
+        .find(&k1)
+        .map(|p| p + k1.len())
+        .or_else(|| header.find(&k2).map(|p| p + k2.len()))?;
+    let rest = header[p..].trim_start().strip_prefix(':')?.trim_start();
+    if rest.starts_with('(') {
+        let end = rest.find(')')?;
+        Some(&rest[..=end])
+    } else {
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        Some(rest[..end].trim())
+    }
+}
+
+fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
+    let err = |off: usize, m: String| ParseError::offset(src, off, m);
+    if data.len() < 10 || &data[..6] != b"\x93NUMPY" {
+        return Err(err(
+            0,
+            "not a .npy file (magic \\x93NUMPY missing or file shorter than 10 bytes)".into(),
+        ));
+    }
+    let major = data[6];
+    let (hlen, hstart) = match major {
+        1 => (u16::from_le_bytes([data[8], data[9]]) as usize, 10usize),
+        2 | 3 => {
+            if data.len() < 12 {
+                return Err(err(data.len(), "truncated header length".into()));
+            }
+            (
+                u32::from_le_bytes([data[8], data[9], data[10], data[11]]) as usize,
+                12,
+            )
+        }
+        v => return Err(err(6, format!("unsupported .npy format version {v}"))),
+    };
+    let dstart = hstart
+        .checked_add(hlen)
+        .filter(|&e| e <= data.len())
+        .ok_or_else(|| {
+            err(
+                hstart,
+                format!(
+                    "header of {hlen} bytes runs past the end of the file ({} bytes)",
+                    data.len()
+                ),
+            )
+        })?;
+    let header = std::str::from_utf8(&data[hstart..dstart])
+        .map_err(|e| err(hstart, format!("header is not text: {e}")))?;
+    let descr = dict_value(header, "descr")
+        .ok_or_else(|| err(hstart, format!("header has no 'descr': {header}")))?
+        .trim_matches(['\'', '"']);
+    let fortran = match dict_value(header, "fortran_order") {
+        Some("True") => true,
+        Some("False") => false,
+        other => {
+            return Err(err(
+                hstart,
+                format!("header has a bad 'fortran_order' ({other:?})"),
+            ))
+        }
+    };
+    let shape_txt = dict_value(header, "shape")
+        .ok_or_else(|| err(hstart, format!("header has no 'shape': {header}")))?;
+    let shape: Vec<usize> = shape_txt
+        .trim_matches(['(', ')'])
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| err(hstart, format!("bad 'shape' {shape_txt}")))?;
+    let db = descr.as_bytes();
+    if db.len() < 3 {
+        return Err(err(hstart, format!("unsupported dtype '{descr}'")));
+    }
+    let big = match db[0] {
+        b'<' | b'|' | b'=' => false,
+        b'>' => true,
+        _ => return Err(err(hstart, format!("unsupported dtype '{descr}'"))),
+    };
+    let size: usize = descr[2..]
+        .parse()
+        .map_err(|_| err(hstart, format!("unsupported dtype '{descr}'")))?;
+    let kind = match (db[1], size) {
+        (b'f', 4 | 8) => Kind::F,
+        (b'i', 1 | 2 | 4 | 8) => Kind::I,
+        (b'u', 1 | 2 | 4 | 8) => Kind::U,
+        (b'b', 1) => Kind::B,
+        _ => {
+            return Err(err(
+                hstart,
+                format!("unsupported dtype '{descr}' (f4, f8, i1..i8, u1..u8, b1 are supported)"),
+            ))
+        }
+    };
+    let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let have = data.len() - dstart;
+    if count.and_then(|c| c.checked_mul(size)) != Some(have) {
+        return Err(err(
+            dstart,
+            format!(
+                "shape {shape:?} of '{descr}' needs {} data bytes but {have} follow the header",
+                count
+                    .and_then(|c| c.checked_mul(size))
+                    .map_or("too many".into(), |w| w.to_string())
+            ),
+        ));
+    }
+    let body = &data[dstart..];
+    let values: Vec<f64> = body
+        .chunks_exact(size)
+        .map(|c| {
+            let mut a = [0u8; 8];
+            if big {
+                // Reverse into little-endian order.
+                for (i, b) in c.iter().rev().enumerate() {
+                    a[i] = *b;
+                }
+            } else {
+                a[..size].copy_from_slice(c);
+            }
+            let u = u64::from_le_bytes(a);
+            match (kind, size) {
+                (Kind::F, 4) => f32::from_bits(u as u32) as f64,
+                (Kind::F, _) => f64::from_bits(u),
+                (Kind::I, 1) => u as u8 as i8 as f64,
+                (Kind::I, 2) => u as u16 as i16 as f64,
+                (Kind::I, 4) => u as u32 as i32 as f64,
+                (Kind::I, _) => u as i64 as f64,
+                (Kind::U, _) | (Kind::B, _) => u as f64,
+            }
+        })
+        .collect();
+    Ok(Npy {
+        shape,
+        fortran,
+        values,
+    })
+}
+
+/// Reads a 2-D `.npy` array as f64 (dtypes f8, f4, i1..i8, u1..u8, b1 converted with `as f64`;
+/// C or Fortran order). A 1-D array of length N is returned as N x 1. Errors name the file and
+/// the byte offset.
+pub fn read_matrix(path: &Path) -> Result<Array2<f64>, ParseError> {
+    let (data, name) = read_file(path)?;
+    let a = parse_npy(&data, &name)?;
+    let (r, c) = match a.shape[..] {
+        [r, c] => (r, c),
+        [r] => (r, 1),
+        _ => {
+            return Err(ParseError::offset(
+                &name,
+                8,
+                format!("array has shape {:?}, expected 2-D", a.shape),
+            ))
+        }
+    };
+    let res = if a.fortran {
+        Array2::from_shape_vec((r, c).f(), a.values).map(|m| m.as_standard_layout().to_owned())
+    } else {
+        Array2::from_shape_vec((r, c), a.values)
+    };
+    res.map_err(|e| ParseError::offset(&name, 8, format!("shape error {e}")))
+}
+
+/// Reads a label vector from a `.npy` file: shape (N,), (N, 1) or (1, N); integer or boolean
+/// dtypes, or floats that are all integral. Errors name the file and the byte offset.
+pub fn read_labels(path: &Path) -> Result<Vec<i64>, ParseError> {
+    let (data, name) = read_file(path)?;
+    let a = parse_npy(&data, &name)?;
+    let ok_shape = match a.shape[..] {
+        [_] => true,
+        [r, c] => r == 1 || c == 1,
+        _ => false,
+    };
+    if !ok_shape {
+        return Err(ParseError::offset(
+            &name,
+            8,
+            format!(
+                "labels have shape {:?}, expected (N,), (N, 1) or (1, N)",
+                a.shape
+            ),
+        ));
+    }
+    a.values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+                Ok(v as i64)
+            } else {
+                Err(ParseError::offset(
+                    &name,
+                    0,
+                    format!("label #{i} = {v} is not an integer"),
+                ))
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, Array1};
+
+    #[test]
+    fn f64_f32_int_roundtrip() {
+        let dir = tempfile::tempdir().unwrap();
+        let x = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, -6.5]];
+        let p = dir.path().join("x.npy");
+        ndarray_npy::write_npy(&p, &x).unwrap();
+        assert_eq!(read_matrix(&p).unwrap(), x);
+        let p32 = dir.path().join("x32.npy");
+        ndarray_npy::write_npy(&p32, &x.mapv(|v| v as f32)).unwrap();
+        assert_eq!(read_matrix(&p32).unwrap(), x);
+        let pi = dir.path().join("xi.npy");
+        ndarray_npy::write_npy(&pi, &array![[1i64, -2], [3, 4]]).unwrap();
+        assert_eq!(read_matrix(&pi).unwrap(), array![[1.0, -2.0], [3.0, 4.0]]);
+        let pi32 = dir.path().join("xi32.npy");
+        ndarray_npy::write_npy(&pi32, &array![[7i32], [8]]).unwrap();
+        assert_eq!(read_matrix(&pi32).unwrap(), array![[7.0], [8.0]]);
+        // Fortran order.
+        let pf = dir.path().join("xf.npy");
+        ndarray_npy::write_npy(&pf, &x.t()).unwrap();
+        assert_eq!(read_matrix(&pf).unwrap(), x.t());
+        // Labels.
+        let pl = dir.path().join("y.npy");
+        ndarray_npy::write_npy(&pl, &Array1::from(vec![3i64, 1, 2])).unwrap();
+        assert_eq!(read_labels(&pl).unwrap(), vec![3, 1, 2]);
+        let plf = dir.path().join("yf.npy");
+        ndarray_npy::write_npy(&plf, &array![[1.0f64], [2.0]]).unwrap();
+        assert_eq!(read_labels(&plf).unwrap(), vec![1, 2]);
+        let e = read_labels(&p).unwrap_err().to_string();
+        assert!(e.contains("x.npy"), "{e}");
+        let pb = dir.path().join("yb.npy");
+        ndarray_npy::write_npy(&pb, &array![0.5f64, 1.0]).unwrap();
+        assert!(read_labels(&pb)
+            .unwrap_err()
+            .to_string()
+            .contains("not an integer"));
+    }
+
+    #[test]
+    fn truncated_and_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.npy");
+        ndarray_npy::write_npy(&p, &array![[1.0f64, 2.0], [3.0, 4.0]]).unwrap();
+        let full = std::fs::read(&p).unwrap();
+        let q = dir.path().join("cut.npy");
+        for cut in 0..full.len() {
+            std::fs::write(&q, &full[..cut]).unwrap();
+            let e = read_matrix(&q).unwrap_err().to_string();
+            assert!(e.contains("cut.npy") && e.contains("byte offset"), "{e}");
+        }
+        for i in 0..full.len() {
+            let mut g = full.clone();
+            g[i] ^= 0xa5;
+            std::fs::write(&q, &g).unwrap();
+            let _ = read_matrix(&q);
+            let _ = read_labels(&q);
+        }
+        let e = read_matrix(&dir.path().join("missing.npy"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing.npy"), "{e}");
+    }
+}

@@ -1,0 +1,272 @@
+//! Running a plan: prepare the data sets, expand cells, skip cached ones, run the rest in
+//! parallel (BLAS single-threaded inside rayon), and write one record per finished cell.
+
+use crate::spec::{Plan, Protocol, DIM_ENERGY};
+use crate::store::{code_version, CellKey, Record, Status, Store, SCHEMA};
+use indicatif::{ProgressBar, ProgressStyle};
+use ndarray::Array2;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use structdr_datasets::Dataset;
+use structdr_methods::{Fitted, ParamValue};
+
+/// Options of a run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Root of the results tree (default `results`).
+    pub results_root: PathBuf,
+    /// Recompute cells even when a record exists.
+    pub force: bool,
+    /// Recompute cells whose stored record failed.
+    pub retry_failed: bool,
+    /// Stop after this many newly computed cells (for tests of resumption; None = all).
+    pub max_cells: Option<usize>,
+    /// Hide the progress bar.
+    pub quiet: bool,
+}
+
+/// A data set after preprocessing, with its energy dimension.
+pub struct Prepared {
+    /// Table label of the data set.
+    pub label: String,
+    pub paper: Option<String>,
+    pub data: Dataset,
+    /// d from the spec's energy rule on the preprocessed data.
+    pub energy_dim: usize,
+    /// What preprocessing did (shown in reports).
+    pub steps: Vec<String>,
+}
+
+/// A grid cell ready to run or already stored.
+#[derive(Clone)]
+pub struct Cell {
+    pub dataset: usize,
+    pub method: usize,
+    pub grid_index: usize,
+    pub key: CellKey,
+    pub hash: String,
+}
+
+/// Counts printed at the end of a run.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct RunSummary {
+    pub total: usize,
+    pub cached: usize,
+    pub computed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+/// Loads and preprocesses every data set of the plan.
+pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
+    let fetch = structdr_datasets::download::FetchOptions::from_env();
+    let mut out = Vec::new();
+    for d in &plan.spec.datasets {
+        let name = d.name.get_ref().as_str();
+        let t0 = Instant::now();
+        let raw = if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
+            structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
+        } else {
+            structdr_datasets::load::load(name, &fetch).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
+        };
+        let (data, records) = structdr_datasets::preprocess::apply(&d.preprocess, raw).map_err(|e| anyhow::anyhow!("data set '{name}': preprocessing: {e}"))?;
+        let pca = structdr_linalg::Pca::fit(data.x.view()).map_err(|e| anyhow::anyhow!("data set '{name}': PCA for the energy rule: {e}"))?;
+        let energy_dim = pca.energy_dim(plan.spec.dim.threshold, plan.spec.dim.rule);
+        let steps = records.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect();
+        if !quiet {
+            eprintln!("  data {:<14} {:>6} x {:<5} classes {:>3}  d(energy {}{}) = {:<3} [{:.1} s]", d.label.as_deref().unwrap_or(name), data.x.nrows(), data.x.ncols(), data.n_classes(), rule_symbol(plan), plan.spec.dim.threshold, energy_dim, t0.elapsed().as_secs_f64());
+        }
+        out.push(Prepared { label: d.label.clone().unwrap_or_else(|| name.to_string()), paper: d.paper.clone(), data, energy_dim, steps });
+    }
+    Ok(out)
+}
+
+fn rule_symbol(plan: &Plan) -> &'static str {
+    match plan.spec.dim.rule {
+        structdr_linalg::EnergyRule::Ge => ">=",
+        structdr_linalg::EnergyRule::Gt => ">",
+    }
+}
+
+/// Expands every (data set, method, grid point) into a cell with its content key.
+pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
+    let protocols: Vec<String> = plan.spec.evaluation.protocols.iter().map(|p| format!("{p:?}").to_lowercase()).collect();
+    let mut out = Vec::new();
+    for (di, p) in data.iter().enumerate() {
+        for (mi, m) in plan.methods.iter().enumerate() {
+            for (gi, params) in m.cells.iter().enumerate() {
+                let mut params = params.clone();
+                let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
+                    params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
+                    format!("energy{}{}", rule_symbol(plan), plan.spec.dim.threshold)
+                } else {
+                    "fixed".into()
+                };
+                let key = CellKey {
+                    dataset: p.data.name.clone(),
+                    data_checksum: p.data.checksum.clone(),
+                    method: m.name.clone(),
+                    params,
+                    dim_source,
+                    protocols: protocols.clone(),
+                    kmeans_restarts: plan.spec.evaluation.restarts,
+                    seed: plan.spec.seed,
+                    schema: SCHEMA,
+                };
+                let hash = key.hash();
+                out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash });
+            }
+        }
+    }
+    out
+}
+
+/// The seed a cell's method and k-means use: derived from the cell key, so adding a cell never
+/// changes another cell's result.
+pub fn cell_seed(key: &CellKey) -> u64 {
+    let h = key.hash();
+    u64::from_str_radix(&h[..16], 16).expect("hex")
+}
+
+/// Fits one method on one data set (no evaluation). Used by cells and figures.
+pub fn fit_cell(key: &CellKey, data: &Dataset) -> Result<Fitted, String> {
+    let info = structdr_methods::lookup(&key.method).map_err(|e| e.to_string())?;
+    let (_, method) = info.instantiate(&key.params).map_err(|e| e.to_string())?;
+    let seed = cell_seed(key);
+    let x = data.x.view();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| method.fit(x, seed))) {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(p) => Err(format!("method panicked: {}", panic_message(&p))),
+    }
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Evaluates an embedding under the spec's protocols.
+pub fn evaluate(embedding: &Array2<f64>, labels: &[i64], protocols: &[Protocol], restarts: usize, seed: u64) -> Result<BTreeMap<String, f64>, String> {
+    let mut metrics = BTreeMap::new();
+    for p in protocols {
+        match p {
+            Protocol::Loocv => {
+                let acc = structdr_eval::loocv_1nn_accuracy(embedding.view(), labels).map_err(|e| e.to_string())?;
+                metrics.insert("loocv_1nn_accuracy".into(), acc);
+            }
+            Protocol::Kmeans => {
+                let k = structdr_eval::n_classes(labels);
+                let r = structdr_eval::kmeans_protocol(embedding.view(), labels, k, restarts, seed).map_err(|e| e.to_string())?;
+                for (name, v) in [("acc_mean", r.acc_mean), ("acc_std", r.acc_std), ("nmi_mean", r.nmi_mean), ("nmi_std", r.nmi_std), ("acc_best_sse", r.acc_best_sse), ("nmi_best_sse", r.nmi_best_sse)] {
+                    metrics.insert(name.into(), v);
+                }
+            }
+        }
+    }
+    Ok(metrics)
+}
+
+fn run_cell(plan: &Plan, cell: &Cell, data: &Prepared, threads: &str) -> Record {
+    let t0 = Instant::now();
+    let fitted = fit_cell(&cell.key, &data.data);
+    let fit_seconds = t0.elapsed().as_secs_f64();
+    let dim = match cell.key.params.get("dim") {
+        Some(ParamValue::Int(d)) => *d as usize,
+        _ => data.data.x.ncols(),
+    };
+    let base = |status, error, metrics, eval_seconds, f: Option<&Fitted>| Record {
+        key: cell.key.clone(),
+        hash: cell.hash.clone(),
+        status,
+        error,
+        metrics,
+        dim: f.map(|f| f.embedding.ncols()).unwrap_or(dim),
+        n_samples: data.data.x.nrows(),
+        n_features: data.data.x.ncols(),
+        fit_seconds,
+        eval_seconds,
+        iterations: f.map(|f| f.iterations).unwrap_or(0),
+        converged: f.map(|f| f.converged).unwrap_or(false),
+        notes: f.map(|f| f.notes.clone()).unwrap_or_default(),
+        code_version: code_version(),
+        threads: threads.to_string(),
+        finished_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+    };
+    let fitted = match fitted {
+        Ok(f) => f,
+        Err(e) => return base(Status::Failed, Some(e), BTreeMap::new(), 0.0, None),
+    };
+    if fitted.embedding.nrows() != data.data.x.nrows() {
+        let msg = format!("embedding has {} rows for {} samples", fitted.embedding.nrows(), data.data.x.nrows());
+        return base(Status::Failed, Some(msg), BTreeMap::new(), 0.0, Some(&fitted));
+    }
+    if fitted.embedding.iter().any(|v| !v.is_finite()) {
+        return base(Status::Failed, Some("embedding contains NaN or Inf".into()), BTreeMap::new(), 0.0, Some(&fitted));
+    }
+    let t1 = Instant::now();
+    let metrics = match &data.data.labels {
+        Some(labels) => evaluate(&fitted.embedding, labels, &plan.spec.evaluation.protocols, plan.spec.evaluation.restarts, cell_seed(&cell.key)),
+        None => Ok(BTreeMap::new()),
+    };
+    let eval_seconds = t1.elapsed().as_secs_f64();
+    match metrics {
+        Ok(m) => base(Status::Ok, None, m, eval_seconds, Some(&fitted)),
+        Err(e) => base(Status::Failed, Some(format!("evaluation: {e}")), BTreeMap::new(), eval_seconds, Some(&fitted)),
+    }
+}
+
+/// Runs every missing cell; returns all records (cached and new) in cell order.
+pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> (Vec<(Cell, Option<Record>)>, RunSummary) {
+    let all = cells(plan, data);
+    let mut summary = RunSummary { total: all.len(), ..Default::default() };
+    let mut results: Vec<(Cell, Option<Record>)> = Vec::with_capacity(all.len());
+    let mut todo = Vec::new();
+    for (i, c) in all.into_iter().enumerate() {
+        let cached = if opts.force { None } else { store.get(&c.hash) };
+        let cached = cached.filter(|r| !(opts.retry_failed && r.status == Status::Failed));
+        if cached.is_some() {
+            summary.cached += 1;
+        } else {
+            todo.push(i);
+        }
+        results.push((c, cached));
+    }
+    if let Some(max) = opts.max_cells {
+        summary.skipped = todo.len().saturating_sub(max);
+        todo.truncate(max);
+    }
+    if !opts.quiet {
+        eprintln!("cells: {} total, {} cached, {} to run{}", summary.total, summary.cached, todo.len(), if summary.skipped > 0 { format!(", {} left for later (--max-cells)", summary.skipped) } else { String::new() });
+    }
+    let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(todo.len() as u64) };
+    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "));
+    let threads = format!("rayon={} blas=1", rayon::current_num_threads());
+    // BLAS single-threaded inside parallel cells (STACK.md P4); restored afterwards.
+    let previous = structdr_linalg::blas::num_threads();
+    structdr_linalg::blas::set_num_threads(1);
+    let data_arc: Vec<Arc<&Prepared>> = data.iter().map(Arc::new).collect();
+    let new: Vec<(usize, Record)> = todo
+        .par_iter()
+        .map(|&i| {
+            let cell = &results[i].0;
+            let rec = run_cell(plan, cell, &data_arc[cell.dataset], &threads);
+            if let Err(e) = store.put(&rec) {
+                eprintln!("warning: cannot write record {}: {e}", rec.hash);
+            }
+            bar.set_message(format!("{} / {} {}", data[cell.dataset].label, plan.methods[cell.method].label, if rec.status == Status::Ok { "" } else { "(failed)" }));
+            bar.inc(1);
+            (i, rec)
+        })
+        .collect();
+    structdr_linalg::blas::set_num_threads(previous);
+    bar.finish_and_clear();
+    for (i, rec) in new {
+        summary.computed += 1;
+        results[i].1 = Some(rec);
+    }
+    summary.failed = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Failed)).count();
+    (results, summary)
+}
+

@@ -1,0 +1,127 @@
+//! Figures: 2-D embeddings coloured by label, one panel per method, as PNG and SVG.
+//!
+//! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu` crate) through plotters'
+//! `ab_glyph` backend, so figures never depend on fonts installed on the machine.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// One panel: a title and an N x >=2 embedding (first two columns are drawn).
+pub struct Panel {
+    pub title: String,
+    pub points: Vec<(f64, f64)>,
+    /// Optional graph edges between points (drawn under the points).
+    pub edges: Vec<(usize, usize)>,
+}
+
+/// How points are coloured.
+pub enum Colouring<'a> {
+    /// Categorical labels.
+    Labels(&'a [i64]),
+    /// A continuous value (e.g. position along a manifold), drawn on a blue-to-red scale.
+    Continuous(&'a [f64]),
+    /// One colour.
+    None,
+}
+
+/// Registers the embedded fonts with plotters (idempotent).
+pub fn register_fonts() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+const PALETTE: [RGBColor; 12] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 128, 0),
+];
+
+fn colour_of(c: &Colouring, i: usize, label_rank: &std::collections::BTreeMap<i64, usize>, range: (f64, f64)) -> RGBColor {
+    match c {
+        Colouring::Labels(l) => PALETTE[label_rank[&l[i]] % PALETTE.len()],
+        Colouring::Continuous(t) => {
+            let f = if range.1 > range.0 { ((t[i] - range.0) / (range.1 - range.0)).clamp(0.0, 1.0) } else { 0.5 };
+            RGBColor((40.0 + 215.0 * f) as u8, (60.0 + 80.0 * (1.0 - (2.0 * f - 1.0).abs())) as u8, (255.0 - 215.0 * f) as u8)
+        }
+        Colouring::None => PALETTE[0],
+    }
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, panels: &[Panel], colouring: &Colouring) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root.titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold)).map_err(|e| e.to_string())?;
+    let cols = panels.len().clamp(1, 4);
+    let rows = panels.len().div_ceil(cols).max(1);
+    let areas = root.split_evenly((rows, cols));
+    let mut label_rank = std::collections::BTreeMap::new();
+    if let Colouring::Labels(l) = colouring {
+        let mut u: Vec<i64> = l.to_vec();
+        u.sort_unstable();
+        u.dedup();
+        for (r, v) in u.into_iter().enumerate() {
+            label_rank.insert(v, r);
+        }
+    }
+    let range = match colouring {
+        Colouring::Continuous(t) => (t.iter().cloned().fold(f64::INFINITY, f64::min), t.iter().cloned().fold(f64::NEG_INFINITY, f64::max)),
+        _ => (0.0, 1.0),
+    };
+    for (panel, area) in panels.iter().zip(areas.iter()) {
+        let (xs, ys): (Vec<f64>, Vec<f64>) = panel.points.iter().cloned().unzip();
+        let pad = |v: &[f64]| {
+            let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let w = if (hi - lo).abs() < 1e-12 { 1.0 } else { hi - lo };
+            (lo - 0.05 * w, hi + 0.05 * w)
+        };
+        let (x0, x1) = if xs.is_empty() { (0.0, 1.0) } else { pad(&xs) };
+        let (y0, y1) = if ys.is_empty() { (0.0, 1.0) } else { pad(&ys) };
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, ("sans-serif", 14))
+            .margin(8)
+            .x_label_area_size(28)
+            .y_label_area_size(44)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|e| e.to_string())?;
+        chart.configure_mesh().light_line_style(WHITE.mix(0.0)).label_style(("sans-serif", 11)).x_labels(5).y_labels(5).draw().map_err(|e| e.to_string())?;
+        chart
+            .draw_series(panel.edges.iter().map(|&(i, j)| PathElement::new(vec![panel.points[i], panel.points[j]], RGBColor(120, 120, 120).mix(0.6))))
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(panel.points.iter().enumerate().map(|(i, &(x, y))| Circle::new((x, y), 2, colour_of(colouring, i, &label_rank, range).filled())))
+            .map_err(|e| e.to_string())?;
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+/// Draws the panels to `<stem>.png` (1200 px wide) and `<stem>.svg`; returns both paths.
+pub fn write_figure(stem: &Path, title: &str, panels: &[Panel], colouring: &Colouring) -> Result<(PathBuf, PathBuf), String> {
+    register_fonts();
+    if let Some(dir) = stem.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    let cols = panels.len().clamp(1, 4) as u32;
+    let rows = panels.len().div_ceil(cols as usize).max(1) as u32;
+    let size = (360 * cols, 340 * rows + 40);
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), title, panels, colouring)?;
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), title, panels, colouring)?;
+    Ok((png, svg))
+}

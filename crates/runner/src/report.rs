@@ -1,0 +1,219 @@
+//! Selection of the best cell per (method, data set) and the tables: Markdown, CSV and LaTeX,
+//! ours beside the papers' values with the difference.
+
+use crate::exec::{Cell, Prepared, RunSummary};
+use crate::spec::Plan;
+use crate::store::{Record, Status};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The selected result of one (method, data set) pair.
+#[derive(Debug, Clone)]
+pub struct Best {
+    pub method: usize,
+    pub dataset: usize,
+    /// The best record, if any cell succeeded.
+    pub record: Option<Record>,
+    /// Cells that succeeded / cells in the grid.
+    pub ok: usize,
+    pub total: usize,
+    /// First error among failed cells (shown when nothing succeeded).
+    pub first_error: Option<String>,
+}
+
+impl Best {
+    /// Our value of `metric`.
+    pub fn value(&self, metric: &str) -> Option<f64> {
+        self.record.as_ref().and_then(|r| r.metrics.get(metric).copied())
+    }
+}
+
+/// Picks, for every (method, data set), the cell maximising `metric` among successful cells, as
+/// the papers do (best over each method's own grid). Ties go to the earlier grid cell.
+pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)], metric: &str) -> Vec<Best> {
+    let mut out = Vec::new();
+    for mi in 0..plan.methods.len() {
+        for di in 0..n_datasets {
+            let mut best: Option<&Record> = None;
+            let (mut ok, mut total, mut first_error) = (0, 0, None);
+            for (c, r) in results.iter().filter(|(c, _)| c.method == mi && c.dataset == di) {
+                let _ = c;
+                total += 1;
+                let Some(r) = r else { continue };
+                if r.status != Status::Ok {
+                    first_error.get_or_insert_with(|| r.error.clone().unwrap_or_default());
+                    continue;
+                }
+                ok += 1;
+                let v = r.metrics.get(metric).copied().unwrap_or(f64::NEG_INFINITY);
+                if best.is_none_or(|b| v > b.metrics.get(metric).copied().unwrap_or(f64::NEG_INFINITY)) {
+                    best = Some(r);
+                }
+            }
+            out.push(Best { method: mi, dataset: di, record: best.cloned(), ok, total, first_error });
+        }
+    }
+    out
+}
+
+/// Written table files.
+pub struct TableFiles {
+    pub md: PathBuf,
+    pub csv: PathBuf,
+    pub tex: PathBuf,
+}
+
+fn params_string(r: &Record) -> String {
+    r.key.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+/// Mean |ours - paper| of a method's row over the data sets where both exist.
+pub fn mean_abs_diff(plan: &Plan, data: &[Prepared], best: &[Best], mi: usize, metric: &str) -> Option<(f64, usize)> {
+    let reference = plan.spec.reference.as_ref()?;
+    let row = plan.methods[mi].paper_row.as_ref()?;
+    let diffs: Vec<f64> = (0..data.len())
+        .filter_map(|di| {
+            let ours = best.iter().find(|b| b.method == mi && b.dataset == di)?.value(metric)?;
+            let paper = reference.value(row, data[di].paper.as_deref()?)?;
+            Some((ours - paper).abs())
+        })
+        .collect();
+    (!diffs.is_empty()).then(|| (diffs.iter().sum::<f64>() / diffs.len() as f64, diffs.len()))
+}
+
+/// Writes `<stem>.md`, `<stem>.csv`, `<stem>.tex`.
+pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &RunSummary, stem: &Path) -> std::io::Result<TableFiles> {
+    if let Some(dir) = stem.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let metric = plan.select_metric();
+    let reference = plan.spec.reference.as_ref();
+    let get = |mi: usize, di: usize| best.iter().find(|b| b.method == mi && b.dataset == di).expect("every pair selected");
+    let paper_of = |mi: usize, di: usize| -> Option<f64> {
+        let r = reference?;
+        r.value(plan.methods[mi].paper_row.as_ref()?, data[di].paper.as_deref()?)
+    };
+    let fmt = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "–".into());
+    let fmt_diff = |v: Option<f64>| v.map(|v| format!("{v:+.4}")).unwrap_or_else(|| "–".into());
+
+    // ---------- Markdown ----------
+    let mut md = String::new();
+    writeln!(md, "# {}\n", plan.spec.title).ok();
+    if !plan.spec.description.trim().is_empty() {
+        writeln!(md, "{}\n", plan.spec.description.trim()).ok();
+    }
+    writeln!(md, "Metric: `{metric}`, best cell of each method's grid (spec `{}`, seed {}). Reduced dimension d: smallest d with PCA energy {}{} (rows `d`).", plan.path.display(), plan.spec.seed, match plan.spec.dim.rule { structdr_linalg::EnergyRule::Ge => ">=", structdr_linalg::EnergyRule::Gt => ">" }, plan.spec.dim.threshold).ok();
+    if let Some(r) = reference {
+        writeln!(md, "\n**paper** rows are the papers' reported numbers ({}), copied into the spec as references; they are never computed here. **diff** = ours - paper.", r.source).ok();
+    }
+    let cols: Vec<String> = data.iter().map(|p| if p.data.note.is_some() { format!("{}*", p.label) } else { p.label.clone() }).collect();
+    write!(md, "\n| | {} |", cols.join(" | ")).ok();
+    if reference.is_some() {
+        write!(md, " mean abs diff |").ok();
+    }
+    writeln!(md).ok();
+    writeln!(md, "|---|{}{}", "---:|".repeat(data.len()), if reference.is_some() { "---:|" } else { "" }).ok();
+    let extra = if reference.is_some() { " |" } else { "" };
+    writeln!(md, "| N x D | {} |{extra}", data.iter().map(|p| format!("{} x {}", p.data.x.nrows(), p.data.x.ncols())).collect::<Vec<_>>().join(" | ")).ok();
+    writeln!(md, "| d | {} |{extra}", data.iter().map(|p| p.energy_dim.to_string()).collect::<Vec<_>>().join(" | ")).ok();
+    if let Some(rd) = reference.and_then(|r| r.d.as_ref().map(|d| (r, d))) {
+        let (r, d) = rd;
+        let cells: Vec<String> = data.iter().map(|p| p.paper.as_ref().and_then(|name| r.datasets.iter().position(|x| x == name)).map(|j| d[j].to_string()).unwrap_or_else(|| "–".into())).collect();
+        writeln!(md, "| d paper | {} |{extra}", cells.join(" | ")).ok();
+    }
+    for (mi, m) in plan.methods.iter().enumerate() {
+        let ours: Vec<String> = (0..data.len())
+            .map(|di| {
+                let b = get(mi, di);
+                match b.value(&metric) {
+                    Some(v) => format!("{v:.4}"),
+                    None if b.ok == 0 && b.total > 0 && b.first_error.is_some() => "failed".into(),
+                    None => "–".into(),
+                }
+            })
+            .collect();
+        let mad = mean_abs_diff(plan, data, best, mi, &metric);
+        write!(md, "| **{}** | {} |", m.label, ours.join(" | ")).ok();
+        if reference.is_some() {
+            write!(md, " |").ok();
+        }
+        writeln!(md).ok();
+        if reference.is_some() && m.paper_row.is_some() {
+            let paper: Vec<String> = (0..data.len()).map(|di| fmt(paper_of(mi, di))).collect();
+            let diff: Vec<String> = (0..data.len()).map(|di| fmt_diff(get(mi, di).value(&metric).zip(paper_of(mi, di)).map(|(o, p)| o - p))).collect();
+            writeln!(md, "| {} paper | {} | |", m.label, paper.join(" | ")).ok();
+            writeln!(md, "| {} diff | {} | {} |", m.label, diff.join(" | "), mad.map(|(v, n)| format!("{v:.4} (n={n})")).unwrap_or_else(|| "–".into())).ok();
+        }
+    }
+    // Best parameters and failures.
+    writeln!(md, "\n## Selected cells\n\n| method | data set | {metric} | parameters | d | cells ok | fit s |\n|---|---|---:|---|---:|---:|---:|").ok();
+    for b in best {
+        let m = &plan.methods[b.method];
+        match &b.record {
+            Some(r) => writeln!(md, "| {} | {} | {} | {} | {} | {}/{} | {:.2} |", m.label, data[b.dataset].label, fmt(b.value(&metric)), params_string(r), r.dim, b.ok, b.total, r.fit_seconds).ok(),
+            None => writeln!(md, "| {} | {} | – | failed: {} | | {}/{} | |", m.label, data[b.dataset].label, b.first_error.clone().unwrap_or_default().replace('|', "/"), b.ok, b.total).ok(),
+        };
+    }
+    let notes: Vec<String> = data.iter().filter_map(|p| p.data.note.as_ref().map(|n| format!("- {}*: {}", p.label, n))).collect();
+    if !notes.is_empty() {
+        writeln!(md, "\n## Stand-ins and data notes\n\n{}", notes.join("\n")).ok();
+    }
+    writeln!(md, "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed. Code version {}.", summary.total, summary.computed, summary.cached, summary.failed, crate::store::code_version()).ok();
+
+    // ---------- CSV (long format) ----------
+    let mut csv = String::from("method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status\n");
+    for b in best {
+        let m = &plan.methods[b.method];
+        let p = &data[b.dataset];
+        let ours = b.value(&metric);
+        let paper = paper_of(b.method, b.dataset);
+        let diff = ours.zip(paper).map(|(o, p)| o - p);
+        let o = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
+        writeln!(
+            csv,
+            "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{}",
+            m.label,
+            p.label,
+            p.paper.clone().unwrap_or_default(),
+            metric,
+            o(ours),
+            o(paper),
+            o(diff),
+            b.record.as_ref().map(params_string).unwrap_or_default(),
+            b.record.as_ref().map(|r| r.dim.to_string()).unwrap_or_default(),
+            p.data.x.nrows(),
+            b.ok,
+            b.total,
+            b.record.as_ref().map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
+            if b.record.is_some() { "ok" } else { "failed" }
+        )
+        .ok();
+    }
+
+    // ---------- LaTeX ----------
+    let esc = |s: &str| s.replace('_', "\\_").replace('%', "\\%").replace('&', "\\&");
+    let mut tex = String::new();
+    writeln!(tex, "% {} -- generated by structdr from {}; paper values in parentheses are the papers' reported numbers.", plan.spec.title, plan.path.display()).ok();
+    writeln!(tex, "\\begin{{tabular}}{{l{}}}\n\\hline", "r".repeat(data.len())).ok();
+    writeln!(tex, "Method & {} \\\\\n\\hline", data.iter().map(|p| esc(&p.label)).collect::<Vec<_>>().join(" & ")).ok();
+    writeln!(tex, "$d$ & {} \\\\", data.iter().map(|p| p.energy_dim.to_string()).collect::<Vec<_>>().join(" & ")).ok();
+    for (mi, m) in plan.methods.iter().enumerate() {
+        let cells: Vec<String> = (0..data.len())
+            .map(|di| {
+                let ours = get(mi, di).value(&metric).map(|v| format!("{v:.4}")).unwrap_or_else(|| "--".into());
+                match paper_of(mi, di) {
+                    Some(p) => format!("{ours} ({p:.4})"),
+                    None => ours,
+                }
+            })
+            .collect();
+        writeln!(tex, "{} & {} \\\\", esc(&m.label), cells.join(" & ")).ok();
+    }
+    writeln!(tex, "\\hline\n\\end{{tabular}}").ok();
+
+    let files = TableFiles { md: stem.with_extension("md"), csv: stem.with_extension("csv"), tex: stem.with_extension("tex") };
+    crate::atomic_write(&files.md, md.as_bytes())?;
+    crate::atomic_write(&files.csv, csv.as_bytes())?;
+    crate::atomic_write(&files.tex, tex.as_bytes())?;
+    Ok(files)
+}

@@ -1,0 +1,395 @@
+//! Experiment specs: one TOML file per table or figure.
+//!
+//! A spec names data sets (with preprocessing), methods with parameter grids, the evaluation
+//! protocols, the seed, and optionally the papers' reference values. Unknown keys are errors, and
+//! every semantic check (unknown method, parameter, data set, wrong type or range) runs before any
+//! work and reports the spec's line number.
+//!
+//! ```toml
+//! id = "demo"
+//! title = "Embeddings of synthetic manifolds"
+//! seed = 7
+//!
+//! [dim]                      # how `dim = "energy"` resolves, per data set
+//! threshold = 0.95
+//! rule = "ge"
+//!
+//! [evaluation]
+//! protocols = ["loocv"]      # "loocv" and/or "kmeans"
+//!
+//! [[dataset]]
+//! name = "helix"             # a registry data set or a synthetic generator
+//! params = { n = 400 }
+//! preprocess = [{ op = "zscore" }]
+//!
+//! [[method]]
+//! name = "le"
+//! grid = { k = [5, 10], dim = "energy" }
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use structdr_datasets::preprocess::Step;
+use structdr_linalg::EnergyRule;
+use structdr_methods::{ParamMap, ParamValue};
+use toml::Spanned;
+
+/// A spec error, located at a line of the spec file when possible.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct SpecError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// How `dim = "energy"` resolves: the smallest d whose top-d PCA eigenvalues reach `threshold` of
+/// the total (after the data set's preprocessing).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DimRule {
+    #[serde(default = "default_threshold")]
+    pub threshold: f64,
+    #[serde(default = "default_rule")]
+    pub rule: EnergyRule,
+}
+fn default_threshold() -> f64 {
+    0.95
+}
+fn default_rule() -> EnergyRule {
+    EnergyRule::Ge
+}
+impl Default for DimRule {
+    fn default() -> Self {
+        DimRule { threshold: default_threshold(), rule: default_rule() }
+    }
+}
+
+/// Evaluation protocols run on every embedding.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Evaluation {
+    /// `loocv` (1-NN leave-one-out accuracy) and/or `kmeans` (ACC / NMI over seeded restarts).
+    pub protocols: Vec<Protocol>,
+    /// k-means restarts (default 20).
+    #[serde(default = "default_restarts")]
+    pub restarts: usize,
+    /// Metric maximised when selecting the best grid cell per (method, data set); default: the
+    /// first protocol's headline metric (`loocv_1nn_accuracy` or `acc_mean`).
+    #[serde(default)]
+    pub select: Option<String>,
+}
+fn default_restarts() -> usize {
+    20
+}
+
+/// An evaluation protocol.
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Loocv,
+    Kmeans,
+}
+
+/// One data set of the spec.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetSpec {
+    /// Registry name (e.g. `iris`) or synthetic generator (e.g. `helix`).
+    pub name: Spanned<String>,
+    /// Column label in tables (default: the name).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The paper's name of this data set (column of the reference table).
+    #[serde(default)]
+    pub paper: Option<String>,
+    /// Generator parameters (synthetic sets only).
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    /// Generator seed (synthetic sets; default: the spec seed).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Preprocessing steps, in order.
+    #[serde(default)]
+    pub preprocess: Vec<Step>,
+}
+
+/// One method of the spec with its grid.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MethodSpec {
+    /// Registry name of the method.
+    pub name: Spanned<String>,
+    /// Row label in tables (default: the name).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Row of the reference table that this method corresponds to.
+    #[serde(default)]
+    pub paper_row: Option<String>,
+    /// Parameter -> value or list of values; the grid is their cartesian product.
+    #[serde(default)]
+    pub grid: BTreeMap<String, Spanned<toml::Value>>,
+}
+
+/// The papers' values to show beside ours. These are references, never outputs.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    /// Where the numbers come from (shown under the table).
+    pub source: String,
+    /// Table id in `../shared/papers/tables.toml` (checked by a test when that file is present).
+    #[serde(default)]
+    pub table: Option<String>,
+    /// The paper's column names, in the order of `rows` values.
+    pub datasets: Vec<String>,
+    /// The paper's reduced dimension per data set (shown beside ours), when it reports one.
+    #[serde(default)]
+    pub d: Option<Vec<usize>>,
+    /// Paper row name -> values (one per entry of `datasets`).
+    pub rows: BTreeMap<String, Vec<f64>>,
+}
+
+impl Reference {
+    /// The paper's value for `row` at column `paper_dataset`.
+    pub fn value(&self, row: &str, paper_dataset: &str) -> Option<f64> {
+        let j = self.datasets.iter().position(|d| d == paper_dataset)?;
+        self.rows.get(row).and_then(|r| r.get(j)).copied()
+    }
+}
+
+/// Which figures to draw.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    /// Draw the 2-D embedding of the best cell of every (method, data set), one panel per method,
+    /// one file per data set.
+    #[serde(default)]
+    pub best_embeddings: bool,
+}
+
+/// The raw spec as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub seed: u64,
+    /// Output directory (default `results/<id>`); tables are `<output>.{md,csv,tex}` when
+    /// `table_path` is given, else `<output>/table.{md,csv,tex}`.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// Path stem of the table files (e.g. `results/table1_loocv`).
+    #[serde(default)]
+    pub table_path: Option<String>,
+    #[serde(default)]
+    pub dim: DimRule,
+    pub evaluation: Evaluation,
+    #[serde(rename = "dataset")]
+    pub datasets: Vec<DatasetSpec>,
+    #[serde(rename = "method")]
+    pub methods: Vec<MethodSpec>,
+    #[serde(default)]
+    pub reference: Option<Reference>,
+    #[serde(default)]
+    pub figures: FigureSpec,
+}
+
+/// A grid value of `dim`: a number or the data set's energy dimension.
+pub const DIM_ENERGY: &str = "energy";
+
+/// A method with its grid expanded into fully resolved parameter sets.
+#[derive(Debug, Clone)]
+pub struct MethodPlan {
+    pub name: String,
+    pub label: String,
+    pub paper_row: Option<String>,
+    /// Resolved parameter sets (defaults filled). `dim` may be the string "energy".
+    pub cells: Vec<ParamMap>,
+}
+
+/// A validated spec.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub spec: Spec,
+    pub path: PathBuf,
+    pub methods: Vec<MethodPlan>,
+}
+
+impl Plan {
+    /// Directory for figures and the record cache of this spec.
+    pub fn output_dir(&self, results_root: &Path) -> PathBuf {
+        match &self.spec.output {
+            Some(o) => PathBuf::from(o),
+            None => results_root.join(&self.spec.id),
+        }
+    }
+    /// Path stem of the table files.
+    pub fn table_stem(&self, results_root: &Path) -> PathBuf {
+        match &self.spec.table_path {
+            Some(p) => PathBuf::from(p),
+            None => self.output_dir(results_root).join("table"),
+        }
+    }
+    /// The metric maximised when selecting the best cell.
+    pub fn select_metric(&self) -> String {
+        self.spec.evaluation.select.clone().unwrap_or_else(|| match self.spec.evaluation.protocols.first() {
+            Some(Protocol::Kmeans) => "acc_mean".into(),
+            _ => "loocv_1nn_accuracy".into(),
+        })
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// Reads, parses and validates a spec file.
+pub fn load(path: &Path) -> Result<Plan, SpecError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError { file: file.clone(), line: None, message: format!("cannot read spec: {e}") })?;
+    parse(&text, &file, path)
+}
+
+/// Parses and validates spec text (`file` names it in errors).
+pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
+    let err = |span: Option<std::ops::Range<usize>>, message: String| SpecError { file: file.to_string(), line: span.map(|s| line_of(text, s.start)), message };
+    let spec: Spec = toml::from_str(text).map_err(|e| err(e.span(), e.message().trim().to_string()))?;
+
+    if spec.datasets.is_empty() {
+        return Err(err(None, "the spec names no [[dataset]]".into()));
+    }
+    if spec.methods.is_empty() {
+        return Err(err(None, "the spec names no [[method]]".into()));
+    }
+    if spec.evaluation.protocols.is_empty() {
+        return Err(err(None, "evaluation.protocols is empty".into()));
+    }
+    if !(spec.dim.threshold > 0.0 && spec.dim.threshold <= 1.0) {
+        return Err(err(None, format!("dim.threshold must be in (0, 1], got {}", spec.dim.threshold)));
+    }
+    // Data sets: registry names or synthetic generators.
+    let registry = structdr_datasets::registry::Registry::builtin();
+    let mut seen = std::collections::BTreeSet::new();
+    for d in &spec.datasets {
+        let name = d.name.get_ref();
+        let span = Some(d.name.span());
+        let is_synthetic = structdr_datasets::synthetic::generators().iter().find(|g| g.name == name.as_str());
+        match is_synthetic {
+            Some(g) => {
+                for p in d.params.keys() {
+                    if !g.params.iter().any(|(n, _, _)| n == p) {
+                        let known: Vec<_> = g.params.iter().map(|(n, _, _)| *n).collect();
+                        return Err(err(span, format!("generator '{name}' has no parameter '{p}' (it has: {})", known.join(", "))));
+                    }
+                }
+            }
+            None => {
+                if registry.get(name).is_err() {
+                    let gens: Vec<_> = structdr_datasets::synthetic::generators().iter().map(|g| g.name).collect();
+                    let regs: Vec<_> = registry.names();
+                    return Err(err(span, format!("unknown data set '{name}': not in the registry ({}) nor a synthetic generator ({})", regs.join(", "), gens.join(", "))));
+                }
+                if !d.params.is_empty() {
+                    return Err(err(span, format!("data set '{name}' comes from the registry and takes no params")));
+                }
+            }
+        }
+        let label = d.label.clone().unwrap_or_else(|| name.clone());
+        if !seen.insert(label.clone()) {
+            return Err(err(span, format!("data set label '{label}' appears twice; give one a distinct `label`")));
+        }
+    }
+    // Methods: names, parameters and grid values checked against the registry.
+    let mut methods = Vec::new();
+    let mut labels = std::collections::BTreeSet::new();
+    for m in &spec.methods {
+        let name = m.name.get_ref();
+        let info = structdr_methods::lookup(name).map_err(|e| err(Some(m.name.span()), e.to_string()))?;
+        let mut axes: Vec<(String, Vec<ParamValue>)> = Vec::new();
+        for (key, value) in &m.grid {
+            let span = Some(value.span());
+            let schema = info.param(key).ok_or_else(|| {
+                let known: Vec<_> = info.params.iter().map(|p| p.name).collect();
+                err(span.clone(), format!("method '{name}' has no parameter '{key}' (it has: {})", known.join(", ")))
+            })?;
+            let values: Vec<toml::Value> = match value.get_ref() {
+                toml::Value::Array(a) => a.clone(),
+                v => vec![v.clone()],
+            };
+            if values.is_empty() {
+                return Err(err(span, format!("grid for '{name}.{key}' is empty")));
+            }
+            let mut checked = Vec::new();
+            for v in values {
+                let pv = toml_to_param(&v).ok_or_else(|| err(span.clone(), format!("'{name}.{key}': unsupported value {v}")))?;
+                if key == "dim" && pv == ParamValue::Str(DIM_ENERGY.into()) {
+                    checked.push(pv);
+                    continue;
+                }
+                let ok = schema.check(name, &pv).map_err(|e| err(span.clone(), e.to_string()))?;
+                checked.push(ok);
+            }
+            axes.push((key.clone(), checked));
+        }
+        // Default `dim` in tables: the energy dimension, unless the grid sets it.
+        if info.param("dim").is_some() && !m.grid.contains_key("dim") {
+            axes.push(("dim".into(), vec![ParamValue::Str(DIM_ENERGY.into())]));
+        }
+        let mut cells = vec![ParamMap::new()];
+        for (key, values) in &axes {
+            let mut next = Vec::with_capacity(cells.len() * values.len());
+            for c in &cells {
+                for v in values {
+                    let mut c2 = c.clone();
+                    c2.insert(key.clone(), v.clone());
+                    next.push(c2);
+                }
+            }
+            cells = next;
+        }
+        // Fill defaults (dim = "energy" is kept symbolic until the data set is known).
+        let mut resolved = Vec::new();
+        for c in cells {
+            let mut concrete = c.clone();
+            if concrete.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
+                concrete.insert("dim".into(), ParamValue::Int(2));
+            }
+            let mut r = info.resolve(&concrete).map_err(|e| err(Some(m.name.span()), e.to_string()))?;
+            if c.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
+                r.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
+            }
+            resolved.push(r);
+        }
+        let label = m.label.clone().unwrap_or_else(|| name.clone());
+        if !labels.insert(label.clone()) {
+            return Err(err(Some(m.name.span()), format!("method label '{label}' appears twice; give one a distinct `label`")));
+        }
+        methods.push(MethodPlan { name: name.clone(), label, paper_row: m.paper_row.clone(), cells: resolved });
+    }
+    if let Some(r) = &spec.reference {
+        for (row, vals) in &r.rows {
+            if vals.len() != r.datasets.len() {
+                return Err(err(None, format!("reference row '{row}' has {} values for {} data sets", vals.len(), r.datasets.len())));
+            }
+        }
+        if r.d.as_ref().is_some_and(|d| d.len() != r.datasets.len()) {
+            return Err(err(None, "reference.d must have one entry per reference data set".into()));
+        }
+    }
+    Ok(Plan { spec, path: path.to_path_buf(), methods })
+}
+
+/// Converts a TOML scalar into a parameter value.
+pub fn toml_to_param(v: &toml::Value) -> Option<ParamValue> {
+    match v {
+        toml::Value::Boolean(b) => Some(ParamValue::Bool(*b)),
+        toml::Value::Integer(i) => Some(ParamValue::Int(*i)),
+        toml::Value::Float(x) => Some(ParamValue::Float(*x)),
+        toml::Value::String(s) => Some(ParamValue::Str(s.clone())),
+        _ => None,
+    }
+}

@@ -1,0 +1,154 @@
+//! End-to-end tests of the runner on synthetic data: spec validation, caching and resumption,
+//! determinism across thread counts, tables.
+
+use std::path::{Path, PathBuf};
+use structdr::exec::RunOptions;
+use structdr::spec;
+
+const SPEC: &str = r#"
+id = "t"
+title = "test"
+seed = 3
+
+[evaluation]
+protocols = ["loocv", "kmeans"]
+restarts = 3
+
+[[dataset]]
+name = "two_moons"
+paper = "moons"
+params = { n = 120 }
+
+[[dataset]]
+name = "three_clusters"
+params = { n = 90 }
+
+[[method]]
+name = "pca"
+grid = { dim = 2 }
+
+[[method]]
+name = "le"
+paper_row = "LE"
+grid = { dim = 2, k = [5, 8, 12] }
+
+[reference]
+source = "made-up numbers for the test"
+datasets = ["moons"]
+rows = { LE = [0.5] }
+"#;
+
+fn plan_in(dir: &Path, text: &str) -> spec::Plan {
+    let path = dir.join("spec.toml");
+    let text = text.replace("id = \"t\"", &format!("id = \"t\"\noutput = \"{}\"", dir.join("out").display()));
+    std::fs::write(&path, &text).unwrap();
+    spec::load(&path).unwrap()
+}
+
+fn opts(root: PathBuf) -> RunOptions {
+    RunOptions { results_root: root, force: false, retry_failed: false, max_cells: None, quiet: true }
+}
+
+#[test]
+fn interrupted_run_recomputes_only_missing_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_in(dir.path(), SPEC);
+    // 2 data sets x (1 + 3) cells = 8. Simulate a run killed after 3 finished cells.
+    let first = structdr::run_spec(&plan, &RunOptions { max_cells: Some(3), ..opts(dir.path().into()) }).unwrap();
+    assert_eq!((first.summary.total, first.summary.computed, first.summary.cached, first.summary.skipped), (8, 3, 0, 5));
+    let second = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((second.summary.computed, second.summary.cached), (5, 3));
+    let third = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((third.summary.computed, third.summary.cached), (0, 8));
+    // Tables exist and show ours, the paper's value and the difference.
+    let md = std::fs::read_to_string(&third.tables.md).unwrap();
+    assert!(md.contains("| le paper | 0.5000 | – |"), "{md}");
+    assert!(md.contains("| le diff | +0.5000 | – | 0.5000 (n=1) |"), "{md}");
+    
+    let csv = std::fs::read_to_string(&third.tables.csv).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2);
+    assert!(third.tables.tex.exists());
+}
+
+#[test]
+fn results_are_bit_identical_across_runs_and_thread_counts() {
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    let p1 = plan_in(d1.path(), SPEC);
+    let p2 = plan_in(d2.path(), SPEC);
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| structdr::run_spec(&p1, &opts(d1.path().into())).unwrap());
+    let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| structdr::run_spec(&p2, &opts(d2.path().into())).unwrap());
+    assert_eq!(one.best.len(), two.best.len());
+    for (a, b) in one.best.iter().zip(&two.best) {
+        let (ra, rb) = (a.record.as_ref().unwrap(), b.record.as_ref().unwrap());
+        assert_eq!(ra.hash, rb.hash);
+        for (k, v) in &ra.metrics {
+            assert_eq!(v.to_bits(), rb.metrics[k].to_bits(), "metric {k} differs");
+        }
+    }
+}
+
+fn spec_error(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, text).unwrap();
+    spec::load(&path).unwrap_err().to_string()
+}
+
+#[test]
+fn bad_specs_are_rejected_with_their_line() {
+    let e = spec_error(&SPEC.replace("name = \"le\"", "name = \"lex\""));
+    assert!(e.contains("unknown method 'lex'") && e.contains(":24:"), "{e}");
+    let e = spec_error(&SPEC.replace("k = [5, 8, 12]", "kk = [5, 8, 12]"));
+    assert!(e.contains("no parameter 'kk'") && e.contains(":26:"), "{e}");
+    let e = spec_error(&SPEC.replace("k = [5, 8, 12]", "k = [5, \"eight\"]"));
+    assert!(e.contains("'k' must be integer") && e.contains(":26:"), "{e}");
+    let e = spec_error(&SPEC.replace("name = \"three_clusters\"", "name = \"no_such_set\""));
+    assert!(e.contains("unknown data set 'no_such_set'") && e.contains(":16:"), "{e}");
+    let e = spec_error(&SPEC.replace("restarts = 3", "restarts = 3\ncolour = 1"));
+    assert!(e.contains("colour") && e.contains(":9:"), "{e}");
+    let e = spec_error(&SPEC.replace("k = [5, 8, 12]", "k = [0]"));
+    assert!(e.contains("'k' must be"), "{e}");
+}
+
+/// The papers' numbers in the specs must equal shared/papers/tables.toml (when present).
+#[test]
+fn spec_reference_values_match_tables_toml() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tables = [root.join("../shared/papers/tables.toml"), root.join("shared/papers/tables.toml")].into_iter().find(|p| p.exists());
+    let Some(tables) = tables else {
+        eprintln!("skipped: shared/papers/tables.toml not found");
+        return;
+    };
+    let t: toml::Value = toml::from_str(&std::fs::read_to_string(tables).unwrap()).unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root.join("experiments")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let plan = spec::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let Some(r) = &plan.spec.reference else { continue };
+        let Some(id) = &r.table else { continue };
+        let table = t["table"].as_array().unwrap().iter().find(|x| x["id"].as_str() == Some(id)).unwrap_or_else(|| panic!("{id} not in tables.toml"));
+        let cols: Vec<&str> = table["datasets"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(cols, r.datasets, "{}: data set order", path.display());
+        for (row, vals) in &r.rows {
+            let theirs: Vec<f64> = table["rows"][row.as_str()].as_array().unwrap().iter().map(|v| v.as_float().unwrap()).collect();
+            assert_eq!(&theirs, vals, "{}: row {row}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+}
+
+#[test]
+fn every_experiment_spec_validates() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    for entry in std::fs::read_dir(root).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            spec::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
