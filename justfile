@@ -25,7 +25,8 @@ demo: build
 
 # The test suite (numeric tests in release mode; data-set tests skip without the mirror).
 test:
-    cargo test --release --workspace --all-targets -- --test-threads 2
+    cargo test --release --workspace -- --test-threads 2
+    cargo bench --workspace --no-run --quiet
 
 # Fetch (download or copy from the mirror) and verify every mirrored benchmark set into data/.
 fetch: build

@@ -56,6 +56,11 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
     out
 }
 
+/// Whether a data set stands in for a different one in the paper (its note says "stand-in").
+fn is_stand_in(p: &Prepared) -> bool {
+    p.data.note.as_deref().is_some_and(|n| n.to_ascii_lowercase().starts_with("stand-in"))
+}
+
 /// Written table files.
 pub struct TableFiles {
     pub md: PathBuf,
@@ -106,7 +111,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     if let Some(r) = reference {
         writeln!(md, "\n**paper** rows are the papers' reported numbers ({}), copied into the spec as references; they are never computed here. **diff** = ours - paper.", r.source).ok();
     }
-    let cols: Vec<String> = data.iter().map(|p| if p.data.note.is_some() { format!("{}*", p.label) } else { p.label.clone() }).collect();
+    let cols: Vec<String> = data.iter().map(|p| if is_stand_in(p) { format!("{}*", p.label) } else { p.label.clone() }).collect();
     write!(md, "\n| | {} |", cols.join(" | ")).ok();
     if reference.is_some() {
         write!(md, " mean abs diff |").ok();
@@ -154,9 +159,9 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             None => writeln!(md, "| {} | {} | – | failed: {} | | {}/{} | |", m.label, data[b.dataset].label, b.first_error.clone().unwrap_or_default().replace('|', "/"), b.ok, b.total).ok(),
         };
     }
-    let notes: Vec<String> = data.iter().filter_map(|p| p.data.note.as_ref().map(|n| format!("- {}*: {}", p.label, n))).collect();
+    let notes: Vec<String> = data.iter().filter_map(|p| p.data.note.as_ref().map(|n| format!("- {}{}: {}", p.label, if is_stand_in(p) { "*" } else { "" }, n))).collect();
     if !notes.is_empty() {
-        writeln!(md, "\n## Stand-ins and data notes\n\n{}", notes.join("\n")).ok();
+        writeln!(md, "\n## Data notes\n\n\\* marks a stand-in for the paper's data set.\n\n{}", notes.join("\n")).ok();
     }
     writeln!(md, "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed. Code version {}.", summary.total, summary.computed, summary.cached, summary.failed, crate::store::code_version()).ok();
 

@@ -1,0 +1,106 @@
+//! Tests of the `structdr` binary against independent references (numpy / scikit-learn outputs
+//! stored in tests/fixtures, made by tests/fixtures/make_fixtures.py).
+
+// Links OpenBLAS (ndarray's `dot` calls cblas); see structdr_linalg's `extern crate openblas_src`.
+extern crate structdr_linalg;
+
+use ndarray::{Array1, Array2};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_structdr"));
+    c.env("STRUCTDR_NO_REEXEC", "1");
+    c
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn ok(out: Output) -> String {
+    assert!(out.status.success(), "command failed: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn mirror() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    [root.join("../shared/datasets"), root.join("shared/datasets")].into_iter().find(|p| p.join("MANIFEST.toml").exists())
+}
+
+#[test]
+fn embed_pca_matches_scikit_learn_up_to_column_signs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("y.npy");
+    ok(bin().args(["embed", "--method", "pca", "--param", "dim=3", "--input"]).arg(fixtures().join("pca_input.npy")).arg("--out").arg(&out).output().unwrap());
+    let ours: Array2<f64> = ndarray_npy::read_npy(&out).unwrap();
+    let theirs: Array2<f64> = ndarray_npy::read_npy(fixtures().join("pca_sklearn.npy")).unwrap();
+    assert_eq!(ours.dim(), (60, 3));
+    for j in 0..3 {
+        let sign = if ours.column(j).dot(&theirs.column(j)) < 0.0 { -1.0 } else { 1.0 };
+        let err = (&ours.column(j) - &(&theirs.column(j) * sign)).mapv(f64::abs).fold(0.0f64, |a, &b| a.max(b));
+        assert!(err < 1e-8, "column {j}: max |ours - sklearn| = {err:e}");
+    }
+}
+
+#[test]
+fn loocv_of_identity_embedding_equals_brute_force_reference() {
+    let Some(mirror) = mirror() else {
+        eprintln!("skipped: benchmark mirror (shared/datasets) not found");
+        return;
+    };
+    let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("loocv_reference.json")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["iris", "vehicle", "pendigits.t", "letter.t"] {
+        let set = dir.path().join(name);
+        ok(bin().env("STRUCTDR_MIRROR", &mirror).env("STRUCTDR_DATA", dir.path().join("cache")).args(["datasets", "export", name, "--out"]).arg(&set).output().unwrap());
+        let y = set.join("Y.npy");
+        ok(bin().args(["embed", "--method", "identity", "--input"]).arg(set.join("X.npy")).arg("--out").arg(&y).output().unwrap());
+        let json = ok(bin().args(["eval", "loocv", "--input"]).arg(&y).arg("--labels").arg(set.join("y.npy")).output().unwrap());
+        let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+        let ours = v["loocv_1nn_accuracy"].as_f64().unwrap();
+        let theirs = reference[name]["loocv_1nn_accuracy"].as_f64().unwrap();
+        assert!((ours - theirs).abs() < 0.5e-4, "{name}: ours {ours} vs brute force {theirs}");
+    }
+}
+
+#[test]
+fn eval_kmeans_prints_every_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = Array2::from_shape_fn((40, 2), |(i, j)| if i < 20 { j as f64 * 0.01 + i as f64 * 0.001 } else { 10.0 + j as f64 * 0.01 + i as f64 * 0.001 });
+    let y: Array1<i64> = (0..40).map(|i| (i >= 20) as i64).collect();
+    ndarray_npy::write_npy(dir.path().join("x.npy"), &x).unwrap();
+    ndarray_npy::write_npy(dir.path().join("y.npy"), &y).unwrap();
+    let json = ok(bin().args(["eval", "kmeans", "--restarts", "5", "--seed", "3", "--input"]).arg(dir.path().join("x.npy")).arg("--labels").arg(dir.path().join("y.npy")).output().unwrap());
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    for key in ["acc_mean", "acc_std", "nmi_mean", "nmi_std", "acc_best_sse", "nmi_best_sse"] {
+        assert!(v[key].is_number(), "{key} missing in {json}");
+    }
+    assert_eq!(v["acc_best_sse"].as_f64(), Some(1.0));
+    assert_eq!(v["nmi_best_sse"].as_f64(), Some(1.0));
+}
+
+#[test]
+fn bad_command_lines_fail_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixtures().join("pca_input.npy");
+    let out = bin().args(["embed", "--method", "nope", "--input"]).arg(&input).arg("--out").arg(dir.path().join("y.npy")).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown method 'nope'"));
+    let out = bin().args(["embed", "--method", "le", "--param", "k=0", "--input"]).arg(&input).arg("--out").arg(dir.path().join("y.npy")).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'k' must be"));
+    let out = bin().args(["embed", "--method", "le", "--param", "k=100", "--input"]).arg(&input).arg("--out").arg(dir.path().join("y.npy")).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("too few points"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin().args(["eval", "loocv", "--input", "/nonexistent.npy", "--labels", "/nonexistent.npy"]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn docs_methods_md_is_generated_from_the_registry() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/methods.md");
+    let generated = ok(bin().args(["methods", "--markdown"]).output().unwrap());
+    let committed = std::fs::read_to_string(&docs).unwrap_or_default();
+    assert!(committed == generated, "docs/methods.md is stale: run `just docs`");
+}
