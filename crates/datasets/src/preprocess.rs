@@ -230,6 +230,25 @@ pub enum Step {
         #[serde(default)]
         bandwidth: Option<f64>,
     },
+    /// [`select_labels`]: keep only the samples whose label is listed (e.g. one COIL20 object).
+    SelectLabels { labels: Vec<i64> },
+}
+
+/// Keeps the samples of `ds` whose label is in `labels`, in their original order (labels, `t`
+/// and the checksum follow). Errors when the set is unlabelled or nothing is left.
+pub fn select_labels(ds: &Dataset, labels: &[i64]) -> Result<Dataset> {
+    let Some(y) = &ds.labels else {
+        return Err(PreprocessError::BadParam { what: "select_labels", reason: format!("data set '{}' has no labels", ds.name) });
+    };
+    let keep: Vec<usize> = (0..y.len()).filter(|&i| labels.contains(&y[i])).collect();
+    if keep.is_empty() {
+        return Err(PreprocessError::BadParam { what: "select_labels", reason: format!("no sample of '{}' has a label in {labels:?}", ds.name) });
+    }
+    let mut out = ds.clone();
+    out.x = ds.x.select(ndarray::Axis(0), &keep);
+    out.labels = Some(keep.iter().map(|&i| y[i]).collect());
+    out.t = ds.t.as_ref().map(|t| keep.iter().map(|&i| t[i]).collect());
+    Ok(out)
 }
 
 /// Deserialisation form of [`Step`]: serde ignores unknown fields on unit variants of an
@@ -252,6 +271,9 @@ enum StepRepr {
         #[serde(default)]
         bandwidth: Option<f64>,
     },
+    SelectLabels {
+        labels: Vec<i64>,
+    },
 }
 
 impl From<StepRepr> for Step {
@@ -262,6 +284,7 @@ impl From<StepRepr> for Step {
             StepRepr::PcaEnergy { threshold, rule } => Step::PcaEnergy { threshold, rule },
             StepRepr::PcaDim { d } => Step::PcaDim { d },
             StepRepr::GaussianKernel { bandwidth } => Step::GaussianKernel { bandwidth },
+            StepRepr::SelectLabels { labels } => Step::SelectLabels { labels },
         }
     }
 }
@@ -323,6 +346,12 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
                 rec.bandwidth = Some(bandwidth.unwrap_or(ds.x.ncols() as f64));
                 gaussian_kernel(&ds.x, *bandwidth)?
             }
+            Step::SelectLabels { labels } => {
+                let sub = select_labels(&ds, labels)?;
+                ds.labels = sub.labels;
+                ds.t = sub.t;
+                sub.x
+            }
         };
         ds.x = x;
         rec.output_shape = ds.x.dim();
@@ -334,6 +363,22 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
         records.push(rec);
     }
     Ok((ds, records))
+}
+
+#[cfg(test)]
+mod select_tests {
+    use super::*;
+
+    #[test]
+    fn select_labels_keeps_order_and_labels() {
+        let ds = Dataset { name: "t".into(), x: ndarray::array![[0.0], [1.0], [2.0], [3.0]], labels: Some(vec![1, 2, 1, 3]), t: Some(vec![0.1, 0.2, 0.3, 0.4]), checksum: "c".into(), note: None };
+        let (out, _) = apply(&[Step::SelectLabels { labels: vec![1, 3] }], ds.clone()).unwrap();
+        assert_eq!(out.x.column(0).to_vec(), vec![0.0, 2.0, 3.0]);
+        assert_eq!(out.labels, Some(vec![1, 1, 3]));
+        assert_eq!(out.t, Some(vec![0.1, 0.3, 0.4]));
+        assert_ne!(out.checksum, "c");
+        assert!(apply(&[Step::SelectLabels { labels: vec![9] }], ds).is_err());
+    }
 }
 
 #[cfg(test)]

@@ -68,8 +68,12 @@ pub struct Graph {
 pub struct Fitted {
     /// The embedding, samples in rows (N x d).
     pub embedding: Array2<f64>,
-    /// The graph the method learned or used, when it has one.
+    /// The graph the method learned or used, when it has one. Its vertices are the samples, or
+    /// the rows of `centres` when that is set.
     pub graph: Option<Graph>,
+    /// Coordinates of the graph's vertices when they are learned centres rather than the samples
+    /// (DDRTree: K x d in the latent space; principal graphs: K x D in the input space).
+    pub centres: Option<Array2<f64>>,
     /// Connected-component index of every sample, when the method splits the data.
     pub components: Option<Vec<usize>>,
     /// One weight per input feature (feature selection methods).

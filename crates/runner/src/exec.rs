@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use structdr_datasets::Dataset;
-use structdr_methods::{Fitted, ParamValue};
+use structdr_methods::{Fitted, ParamMap, ParamValue};
 
 /// Options of a run.
 #[derive(Debug, Clone)]
@@ -93,35 +93,43 @@ fn rule_symbol(plan: &Plan) -> &'static str {
 
 /// Expands every (data set, method, grid point) into a cell with its content key.
 pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
-    let protocols: Vec<String> = plan.spec.evaluation.protocols.iter().map(|p| format!("{p:?}").to_lowercase()).collect();
     let mut out = Vec::new();
     for (di, p) in data.iter().enumerate() {
         for (mi, m) in plan.methods.iter().enumerate() {
             for (gi, params) in m.cells.iter().enumerate() {
-                let mut params = params.clone();
-                let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
-                    params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
-                    format!("energy{}{}", rule_symbol(plan), plan.spec.dim.threshold)
-                } else {
-                    "fixed".into()
-                };
-                let key = CellKey {
-                    dataset: p.data.name.clone(),
-                    data_checksum: p.data.checksum.clone(),
-                    method: m.name.clone(),
-                    params,
-                    dim_source,
-                    protocols: protocols.clone(),
-                    kmeans_restarts: plan.spec.evaluation.restarts,
-                    seed: plan.spec.seed,
-                    schema: SCHEMA,
-                };
+                let key = cell_key(plan, p, &m.name, params);
                 let hash = key.hash();
                 out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash });
             }
         }
     }
     out
+}
+
+/// The content key of `method` with `params` (dim possibly "energy") on a prepared data set.
+pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, params: &ParamMap) -> CellKey {
+    let mut params = params.clone();
+    let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
+        params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
+        format!("energy{}{}", rule_symbol(plan), plan.spec.dim.threshold)
+    } else {
+        "fixed".into()
+    };
+    let (protocols, restarts) = match &plan.spec.evaluation {
+        Some(ev) => (ev.protocols.iter().map(|p| format!("{p:?}").to_lowercase()).collect(), ev.restarts),
+        None => (vec![], 0),
+    };
+    CellKey {
+        dataset: p.data.name.clone(),
+        data_checksum: p.data.checksum.clone(),
+        method: method.to_string(),
+        params,
+        dim_source,
+        protocols,
+        kmeans_restarts: restarts,
+        seed: plan.spec.seed,
+        schema: SCHEMA,
+    }
 }
 
 /// The seed a cell's method and k-means use: derived from the cell key, so adding a cell never
@@ -206,9 +214,9 @@ fn run_cell(plan: &Plan, cell: &Cell, data: &Prepared, threads: &str) -> Record 
         return base(Status::Failed, Some("embedding contains NaN or Inf".into()), BTreeMap::new(), 0.0, Some(&fitted));
     }
     let t1 = Instant::now();
-    let metrics = match &data.data.labels {
-        Some(labels) => evaluate(&fitted.embedding, labels, &plan.spec.evaluation.protocols, plan.spec.evaluation.restarts, cell_seed(&cell.key)),
-        None => Ok(BTreeMap::new()),
+    let metrics = match (&data.data.labels, &plan.spec.evaluation) {
+        (Some(labels), Some(ev)) => evaluate(&fitted.embedding, labels, &ev.protocols, ev.restarts, cell_seed(&cell.key)),
+        _ => Ok(BTreeMap::new()),
     };
     let eval_seconds = t1.elapsed().as_secs_f64();
     match metrics {

@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 pub struct Panel {
     pub title: String,
     pub points: Vec<(f64, f64)>,
-    /// Optional graph edges between points (drawn under the points).
+    /// Optional graph edges (drawn under the points) between `points`, or between `centres`
+    /// when those are given.
     pub edges: Vec<(usize, usize)>,
+    /// Coordinates of learned graph vertices (drawn as black dots over the points).
+    pub centres: Vec<(f64, f64)>,
 }
 
 /// How points are coloured.
@@ -83,7 +86,8 @@ where
         _ => (0.0, 1.0),
     };
     for (panel, area) in panels.iter().zip(areas.iter()) {
-        let (xs, ys): (Vec<f64>, Vec<f64>) = panel.points.iter().cloned().unzip();
+        let (xs, ys): (Vec<f64>, Vec<f64>) = panel.points.iter().chain(panel.centres.iter()).cloned().unzip();
+        let vertices = if panel.centres.is_empty() { &panel.points } else { &panel.centres };
         let pad = |v: &[f64]| {
             let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
             let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -101,11 +105,11 @@ where
             .map_err(|e| e.to_string())?;
         chart.configure_mesh().light_line_style(WHITE.mix(0.0)).label_style(("sans-serif", 11)).x_labels(5).y_labels(5).draw().map_err(|e| e.to_string())?;
         chart
-            .draw_series(panel.edges.iter().map(|&(i, j)| PathElement::new(vec![panel.points[i], panel.points[j]], RGBColor(120, 120, 120).mix(0.6))))
-            .map_err(|e| e.to_string())?;
-        chart
             .draw_series(panel.points.iter().enumerate().map(|(i, &(x, y))| Circle::new((x, y), 2, colour_of(colouring, i, &label_rank, range).filled())))
             .map_err(|e| e.to_string())?;
+        let edge_style = if panel.centres.is_empty() { RGBColor(120, 120, 120).mix(0.6).stroke_width(1) } else { BLACK.stroke_width(2) };
+        chart.draw_series(panel.edges.iter().map(|&(i, j)| PathElement::new(vec![vertices[i], vertices[j]], edge_style))).map_err(|e| e.to_string())?;
+        chart.draw_series(panel.centres.iter().map(|&c| Circle::new(c, 3, BLACK.filled()))).map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }
@@ -123,5 +127,102 @@ pub fn write_figure(stem: &Path, title: &str, panels: &[Panel], colouring: &Colo
     let svg = stem.with_extension("svg");
     draw(BitMapBackend::new(&png, size).into_drawing_area(), title, panels, colouring)?;
     draw(SVGBackend::new(&svg, size).into_drawing_area(), title, panels, colouring)?;
+    Ok((png, svg))
+}
+
+/// A line panel: `(x, y)` series (e.g. objective against iteration).
+pub struct LinePanel {
+    pub title: String,
+    pub points: Vec<(f64, f64)>,
+    pub x_label: String,
+    pub y_label: String,
+}
+
+fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, panels: &[LinePanel]) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root.titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold)).map_err(|e| e.to_string())?;
+    let cols = panels.len().clamp(1, 4);
+    let rows = panels.len().div_ceil(cols).max(1);
+    for (panel, area) in panels.iter().zip(root.split_evenly((rows, cols)).iter()) {
+        let xs = panel.points.iter().map(|p| p.0);
+        let ys: Vec<f64> = panel.points.iter().map(|p| p.1).collect();
+        let x1 = xs.fold(1.0f64, f64::max);
+        let (lo, hi) = (ys.iter().cloned().fold(f64::INFINITY, f64::min), ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+        let w = if (hi - lo).abs() < 1e-12 { 1.0 } else { hi - lo };
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, ("sans-serif", 14))
+            .margin(8)
+            .x_label_area_size(34)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x1, (lo - 0.05 * w)..(hi + 0.05 * w))
+            .map_err(|e| e.to_string())?;
+        chart.configure_mesh().x_desc(&panel.x_label).y_desc(&panel.y_label).label_style(("sans-serif", 11)).draw().map_err(|e| e.to_string())?;
+        chart.draw_series(LineSeries::new(panel.points.iter().cloned(), PALETTE[0].stroke_width(2))).map_err(|e| e.to_string())?;
+        chart.draw_series(panel.points.iter().map(|&p| Circle::new(p, 3, PALETTE[1].filled()))).map_err(|e| e.to_string())?;
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+/// Writes line panels to `<stem>.png` and `<stem>.svg`.
+pub fn write_lines(stem: &Path, title: &str, panels: &[LinePanel]) -> Result<(PathBuf, PathBuf), String> {
+    register_fonts();
+    if let Some(dir) = stem.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    let cols = panels.len().clamp(1, 4) as u32;
+    let rows = panels.len().div_ceil(cols as usize).max(1) as u32;
+    let size = (360 * cols, 300 * rows + 40);
+    let (png, svg) = (stem.with_extension("png"), stem.with_extension("svg"));
+    draw_lines(BitMapBackend::new(&png, size).into_drawing_area(), title, panels)?;
+    draw_lines(SVGBackend::new(&svg, size).into_drawing_area(), title, panels)?;
+    Ok((png, svg))
+}
+
+/// An adjacency-matrix panel: `n` vertices and the (symmetric) edge list.
+pub struct AdjacencyPanel {
+    pub title: String,
+    pub n: usize,
+    pub edges: Vec<(usize, usize)>,
+}
+
+fn draw_adjacency<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, panels: &[AdjacencyPanel]) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root.titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold)).map_err(|e| e.to_string())?;
+    let cols = panels.len().clamp(1, 4);
+    let rows = panels.len().div_ceil(cols).max(1);
+    for (panel, area) in panels.iter().zip(root.split_evenly((rows, cols)).iter()) {
+        let n = panel.n.max(1) as f64;
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, ("sans-serif", 14))
+            .margin(8)
+            .x_label_area_size(28)
+            .y_label_area_size(44)
+            .build_cartesian_2d(0.0..n, n..0.0)
+            .map_err(|e| e.to_string())?;
+        chart.configure_mesh().disable_mesh().label_style(("sans-serif", 11)).draw().map_err(|e| e.to_string())?;
+        let cell = |i: usize, j: usize| Rectangle::new([(i as f64, j as f64), (i as f64 + 1.0, j as f64 + 1.0)], BLACK.filled());
+        chart.draw_series(panel.edges.iter().flat_map(|&(i, j)| [cell(i, j), cell(j, i)])).map_err(|e| e.to_string())?;
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+/// Writes adjacency panels to `<stem>.png` and `<stem>.svg`.
+pub fn write_adjacency(stem: &Path, title: &str, panels: &[AdjacencyPanel]) -> Result<(PathBuf, PathBuf), String> {
+    register_fonts();
+    if let Some(dir) = stem.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    }
+    let cols = panels.len().clamp(1, 4) as u32;
+    let rows = panels.len().div_ceil(cols as usize).max(1) as u32;
+    let size = (360 * cols, 380 * rows + 40);
+    let (png, svg) = (stem.with_extension("png"), stem.with_extension("svg"));
+    draw_adjacency(BitMapBackend::new(&png, size).into_drawing_area(), title, panels)?;
+    draw_adjacency(SVGBackend::new(&svg, size).into_drawing_area(), title, panels)?;
     Ok((png, svg))
 }

@@ -207,7 +207,9 @@ fn run(a: RunArgs) -> Result<()> {
     let out = structdr::run_spec(&plan, &opts)?;
     let s = &out.summary;
     println!("cells: {} total, {} computed, {} cached, {} failed{}", s.total, s.computed, s.cached, s.failed, if s.skipped > 0 { format!(", {} not run (--max-cells)", s.skipped) } else { String::new() });
-    println!("tables: {} {} {}", out.tables.md.display(), out.tables.csv.display(), out.tables.tex.display());
+    if let Some(t) = &out.tables {
+        println!("tables: {} {} {}", t.md.display(), t.csv.display(), t.tex.display());
+    }
     for f in &out.figures {
         println!("figure: {}", f.display());
     }

@@ -187,15 +187,71 @@ pub struct Spec {
     pub table_path: Option<String>,
     #[serde(default)]
     pub dim: DimRule,
-    pub evaluation: Evaluation,
+    /// Required when the spec has methods (grid cells to score).
+    #[serde(default)]
+    pub evaluation: Option<Evaluation>,
     #[serde(rename = "dataset")]
     pub datasets: Vec<DatasetSpec>,
-    #[serde(rename = "method")]
+    #[serde(rename = "method", default)]
     pub methods: Vec<MethodSpec>,
     #[serde(default)]
     pub reference: Option<Reference>,
     #[serde(default)]
     pub figures: FigureSpec,
+    /// Stand-alone figures: each panel fits one method with fixed parameters on one data set.
+    #[serde(rename = "figure", default)]
+    pub figure_defs: Vec<FigureDef>,
+}
+
+/// What a stand-alone figure draws.
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FigureKind {
+    /// The embedding's first two coordinates, coloured by label.
+    Embedding,
+    /// The data (or embedding) with the learned graph drawn over its vertices (learned centres
+    /// when the method returns them); more than two dimensions are shown on their top-2 PCA plane.
+    Graph,
+    /// The objective history against the iteration.
+    Convergence,
+    /// The learned graph's adjacency matrix, vertices in sample order.
+    Adjacency,
+}
+
+/// One panel of a stand-alone figure.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PanelDef {
+    /// Label of one of the spec's data sets.
+    pub dataset: Spanned<String>,
+    /// Registry name of the method.
+    pub method: Spanned<String>,
+    /// Fixed parameter values (defaults fill the rest; `dim = "energy"` allowed).
+    #[serde(default)]
+    pub params: BTreeMap<String, Spanned<toml::Value>>,
+    /// Panel title (default: method and data set).
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// A stand-alone figure (`[[figure]]`), written to `<output>/<name>.{png,svg}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureDef {
+    pub name: String,
+    pub title: String,
+    pub kind: FigureKind,
+    #[serde(rename = "panel")]
+    pub panels: Vec<PanelDef>,
+}
+
+/// A validated figure panel: data set index, method and resolved parameters.
+#[derive(Debug, Clone)]
+pub struct PanelPlan {
+    pub dataset: usize,
+    pub method: String,
+    pub params: ParamMap,
+    pub title: String,
 }
 
 /// A grid value of `dim`: a number or the data set's energy dimension.
@@ -217,6 +273,8 @@ pub struct Plan {
     pub spec: Spec,
     pub path: PathBuf,
     pub methods: Vec<MethodPlan>,
+    /// Validated panels of each `[[figure]]`, in order.
+    pub figures: Vec<Vec<PanelPlan>>,
 }
 
 impl Plan {
@@ -236,7 +294,8 @@ impl Plan {
     }
     /// The metric maximised when selecting the best cell.
     pub fn select_metric(&self) -> String {
-        self.spec.evaluation.select.clone().unwrap_or_else(|| match self.spec.evaluation.protocols.first() {
+        let Some(ev) = &self.spec.evaluation else { return "loocv_1nn_accuracy".into() };
+        ev.select.clone().unwrap_or_else(|| match ev.protocols.first() {
             Some(Protocol::Kmeans) => "acc_mean".into(),
             _ => "loocv_1nn_accuracy".into(),
         })
@@ -262,11 +321,15 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
     if spec.datasets.is_empty() {
         return Err(err(None, "the spec names no [[dataset]]".into()));
     }
-    if spec.methods.is_empty() {
-        return Err(err(None, "the spec names no [[method]]".into()));
+    if spec.methods.is_empty() && spec.figure_defs.is_empty() {
+        return Err(err(None, "the spec names no [[method]] and no [[figure]]".into()));
     }
-    if spec.evaluation.protocols.is_empty() {
-        return Err(err(None, "evaluation.protocols is empty".into()));
+    if !spec.methods.is_empty() {
+        match &spec.evaluation {
+            None => return Err(err(None, "a spec with [[method]] grids needs an [evaluation] table".into())),
+            Some(ev) if ev.protocols.is_empty() => return Err(err(None, "evaluation.protocols is empty".into())),
+            _ => {}
+        }
     }
     if !(spec.dim.threshold > 0.0 && spec.dim.threshold <= 1.0) {
         return Err(err(None, format!("dim.threshold must be in (0, 1], got {}", spec.dim.threshold)));
@@ -380,7 +443,38 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
             return Err(err(None, "reference.d must have one entry per reference data set".into()));
         }
     }
-    Ok(Plan { spec, path: path.to_path_buf(), methods })
+    // Stand-alone figures.
+    let labels_of: Vec<String> = spec.datasets.iter().map(|d| d.label.clone().unwrap_or_else(|| d.name.get_ref().clone())).collect();
+    let mut figures = Vec::new();
+    for f in &spec.figure_defs {
+        if f.panels.is_empty() {
+            return Err(err(None, format!("figure '{}' has no [[figure.panel]]", f.name)));
+        }
+        let mut panels = Vec::new();
+        for p in &f.panels {
+            let dataset = labels_of.iter().position(|l| l == p.dataset.get_ref()).ok_or_else(|| err(Some(p.dataset.span()), format!("figure '{}': no data set labelled '{}' (have: {})", f.name, p.dataset.get_ref(), labels_of.join(", "))))?;
+            let info = structdr_methods::lookup(p.method.get_ref()).map_err(|e| err(Some(p.method.span()), e.to_string()))?;
+            let mut given = ParamMap::new();
+            let mut energy = false;
+            for (key, value) in &p.params {
+                let pv = toml_to_param(value.get_ref()).ok_or_else(|| err(Some(value.span()), format!("'{key}': unsupported value")))?;
+                if key == "dim" && pv == ParamValue::Str(DIM_ENERGY.into()) {
+                    energy = true;
+                    given.insert(key.clone(), ParamValue::Int(2));
+                } else {
+                    given.insert(key.clone(), pv);
+                }
+            }
+            let mut params = info.resolve(&given).map_err(|e| err(Some(p.method.span()), e.to_string()))?;
+            if energy {
+                params.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
+            }
+            let title = p.title.clone().unwrap_or_else(|| format!("{} on {}", p.method.get_ref(), p.dataset.get_ref()));
+            panels.push(PanelPlan { dataset, method: p.method.get_ref().clone(), params, title });
+        }
+        figures.push(panels);
+    }
+    Ok(Plan { spec, path: path.to_path_buf(), methods, figures })
 }
 
 /// Converts a TOML scalar into a parameter value.

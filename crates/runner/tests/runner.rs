@@ -61,13 +61,13 @@ fn interrupted_run_recomputes_only_missing_cells() {
     let third = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
     assert_eq!((third.summary.computed, third.summary.cached), (0, 8));
     // Tables exist and show ours, the paper's value and the difference.
-    let md = std::fs::read_to_string(&third.tables.md).unwrap();
+    let md = std::fs::read_to_string(&third.tables.as_ref().unwrap().md).unwrap();
     assert!(md.contains("| le paper | 0.5000 | – |"), "{md}");
     assert!(md.contains("| le diff | +0.5000 | – | 0.5000 (n=1) |"), "{md}");
     
-    let csv = std::fs::read_to_string(&third.tables.csv).unwrap();
+    let csv = std::fs::read_to_string(&third.tables.as_ref().unwrap().csv).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 2);
-    assert!(third.tables.tex.exists());
+    assert!(third.tables.as_ref().unwrap().tex.exists());
 }
 
 #[test]
@@ -151,4 +151,48 @@ fn every_experiment_spec_validates() {
             spec::load(&path).unwrap_or_else(|e| panic!("{e}"));
         }
     }
+}
+
+#[test]
+fn figure_only_specs_draw_graph_adjacency_and_convergence_panels() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+id = "figs"
+title = "figures"
+[[dataset]]
+name = "two_moons"
+params = { n = 80 }
+[[figure]]
+name = "g"
+title = "graph"
+kind = "graph"
+[[figure.panel]]
+dataset = "two_moons"
+method = "le"
+params = { k = 6, dim = 2 }
+[[figure]]
+name = "a"
+title = "adjacency"
+kind = "adjacency"
+[[figure.panel]]
+dataset = "two_moons"
+method = "lle"
+params = { k = 6 }
+[[figure]]
+name = "c"
+title = "convergence"
+kind = "convergence"
+[[figure.panel]]
+dataset = "two_moons"
+method = "pca"
+"#;
+    let plan = plan_in(dir.path(), text);
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert!(out.tables.is_none());
+    assert_eq!(out.figures.len(), 6);
+    for f in &out.figures {
+        assert!(std::fs::metadata(f).unwrap().len() > 1000, "{}", f.display());
+    }
+    let e = spec_error(&text.replace("dataset = \"two_moons\"\nmethod = \"lle\"", "dataset = \"moons\"\nmethod = \"lle\""));
+    assert!(e.contains("no data set labelled 'moons'"), "{e}");
 }
