@@ -1029,6 +1029,40 @@ impl DdrTree {
     }
 }
 
+/// The objective (31) for a dense `R` (N x K) and a tree given as edges (weights ignored):
+/// `||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik ln r_ik]`
+/// (`0 ln 0 = 0`). `Y` as the fit sees it (centred in the paper mode).
+#[allow(clippy::too_many_arguments)]
+pub fn objective(y: ArrayView2<f64>, z: ArrayView2<f64>, w: ArrayView2<f64>, c: ArrayView2<f64>, tree: &[(usize, usize, f64)], r: ArrayView2<f64>, lambda: f64, gamma: f64, sigma: f64) -> f64 {
+    let st = State { w: w.to_owned(), z: z.to_owned(), c: c.to_owned() };
+    let m = DdrTree { lambda: Some(lambda), gamma, sigma, ..DdrTree::drtree(w.ncols()) };
+    m.objective(y, &st, tree, &Assign::Dense(r.to_owned()), lambda)
+}
+
+/// Dense soft assignments (eq. 32), every entry kept: `r_ik = softmax_k(-||z_i - c_k||^2 / sigma)`.
+pub fn soft_assignments(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64) -> Array2<f64> {
+    Assign::compute(z, c, sigma, 0.0).to_dense()
+}
+
+impl DdrTree {
+    /// The closed-form block update of Prop. 5 for a given tree and dense `R`: returns `(W, Z, C)`.
+    /// `y` as the fit sees it (centred in the paper mode); `c_prev` is kept for centres that do not
+    /// enter the objective (lambda = 0 and an empty column of R). Lambda `None` = 5 N.
+    pub fn closed_form(&self, y: ArrayView2<f64>, tree: &[(usize, usize, f64)], r: ArrayView2<f64>, c_prev: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+        let lambda = self.lambda.unwrap_or(5.0 * y.nrows() as f64);
+        let yty = y.t().dot(&y);
+        let dense = match self.eigen_solver {
+            EigenSolver::Dense => true,
+            EigenSolver::Subspace => false,
+            EigenSolver::Auto => y.ncols() <= DENSE_EIGEN_MAX_D,
+        };
+        let w0 = top_eigvecs_dense(yty.view(), self.dim)?;
+        let mut st = State { w: w0, z: Array2::zeros((y.nrows(), self.dim)), c: c_prev.to_owned() };
+        self.update(y, if dense { Some(&yty) } else { None }, &mut st, tree, &Assign::Dense(r.to_owned()), lambda)?;
+        Ok((st.w, st.z, st.c))
+    }
+}
+
 fn rel_change(prev: f64, cur: f64) -> f64 {
     let diff = (prev - cur).abs();
     if prev == 0.0 {
