@@ -225,6 +225,9 @@ impl Assign {
     fn compute(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, threshold: f64) -> Assign {
         let (n, k) = (z.nrows(), c.nrows());
         let t_max = if threshold > 0.0 { -threshold.ln() } else { 746.0 };
+        let dim = z.ncols();
+        let (zb, cb) = (z.as_standard_layout(), c.as_standard_layout());
+        let (zs, cs) = (zb.as_slice().expect("standard"), cb.as_slice().expect("standard"));
         let nblocks = n.div_ceil(ROW_BLOCK);
         let blocks: Vec<(Vec<usize>, Vec<u32>, Vec<f64>)> = (0..nblocks)
             .into_par_iter()
@@ -235,10 +238,10 @@ impl Assign {
                 let mut val = Vec::new();
                 let mut d = vec![0.0; k];
                 for i in lo..hi {
-                    let zi = z.row(i);
+                    let zi = &zs[i * dim..(i + 1) * dim];
                     let mut dmin = f64::INFINITY;
-                    for (kk, dk) in d.iter_mut().enumerate() {
-                        *dk = sq(zi, c.row(kk));
+                    for (dk, ck) in d.iter_mut().zip(cs.chunks_exact(dim)) {
+                        *dk = zi.iter().zip(ck).map(|(a, b)| (a - b) * (a - b)).sum();
                         dmin = dmin.min(*dk);
                     }
                     let start = val.len();

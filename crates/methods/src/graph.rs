@@ -410,7 +410,13 @@ pub fn mst_prim(n: usize, weight: impl Fn(usize, usize) -> f64) -> Vec<(usize, u
 /// at exactly 0): [`mst_prim`], O(K^2 d) time and O(K) memory. Squared and plain distances give
 /// the same tree (the map is monotone); DDRTree's tree step (Wang et al., eq. 28) uses squared ones.
 pub fn mst_sq_euclidean(points: ArrayView2<f64>) -> Vec<(usize, usize, f64)> {
-    mst_prim(points.nrows(), |u, v| exact_sq_dist(points.row(u), points.row(v)))
+    let d = points.ncols();
+    let buf = points.as_standard_layout();
+    let p = buf.as_slice().expect("standard layout");
+    mst_prim(points.nrows(), |u, v| {
+        let (a, b) = (&p[u * d..(u + 1) * d], &p[v * d..(v + 1) * d]);
+        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+    })
 }
 
 #[cfg(test)]
