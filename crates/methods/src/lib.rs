@@ -15,7 +15,9 @@
 //! | `kpca` | [`kpca`] | top-d eigenvectors of the centred Gaussian kernel |
 //! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
 //! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
+//! | `drtree`, `ddrtree` | [`ddrtree`] | `min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r log r]` (Alg. 2) |
 
+pub mod ddrtree;
 pub mod graph;
 pub mod identity;
 pub mod kpca;

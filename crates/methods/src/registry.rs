@@ -78,6 +78,8 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::kpca::info(),
             crate::laplacian::info(),
             crate::lle::info(),
+            crate::ddrtree::info_drtree(),
+            crate::ddrtree::info_ddrtree(),
         ]
     })
 }

@@ -1,0 +1,1270 @@
+//! DRTree and DDRTree: dimensionality reduction that learns a tree (Wang et al., *Probabilistic
+//! dimensionality reduction via structure learning*, §4.2-4.3, eq. 29-33, Alg. 2, Prop. 5).
+//!
+//! With the data `Y` (N x D, samples in rows; centred in the paper mode), the projection `W`
+//! (D x d, `W^T W = I`), the latent points `Z` (N x d), the centres `C` (K x d), a spanning tree
+//! `S` on the centres and soft assignments `R` (N x K, rows on the simplex), the objective (31) is
+//!
+//! `f = ||Y - Z W^T||_F^2 + lambda sum_{(k,l) in S} ||c_k - c_l||^2
+//!      + gamma [ sum_ik r_ik ||z_i - c_k||^2 + sigma sum_ik r_ik log r_ik ]`
+//!
+//! (the paper writes the tree term as `(lambda/2) sum_{k,l} s_kl ||c_k - c_l||^2` over ordered
+//! pairs of a symmetric 0/1 matrix `S`, which is the sum over the tree's edges above; the paper
+//! stores samples in columns, `||y_i - W z_i||^2`, which is the same number).
+//!
+//! Alternating minimisation (Alg. 2), each block solved exactly so `f` never increases:
+//! 1. `S` = minimum spanning tree of the complete graph on the centres with weights
+//!    `||c_k - c_l||^2` (eq. 28; Prim, [`crate::graph::mst_sq_euclidean`], O(K^2 d)).
+//! 2. `r_ik = exp(-||z_i - c_k||^2 / sigma) / sum_l exp(-||z_i - c_l||^2 / sigma)` (eq. 32, Lemma 1),
+//!    computed with the row minimum subtracted (log-sum-exp stable).
+//! 3. Prop. 5 (eq. 33), with `L` the tree Laplacian, `Gamma = diag(1^T R)`, `A = (lambda/gamma) L + Gamma`:
+//!    `M = ((1+gamma)/gamma) A - R^T R` (K x K),
+//!    `Q = (I + R M^-1 R^T) / (1 + gamma)` (never formed),
+//!    `W` = top-d eigenvectors of `Y^T Q Y = (Y^T Y + B^T M^-1 B) / (1+gamma)` with `B = R^T Y`,
+//!    `Z = Q Y W = (Y W + R M^-1 (B W)) / (1 + gamma)`, `C = A^-1 R^T Z`.
+//!
+//! Cost per iteration: O(N K d) for the assignments, O(nnz(R) (D + d) + K^2 D + K^3/3) for the
+//! Woodbury form (one dense Cholesky of `M`; `R^T R` from the sparse `R` when that is cheaper
+//! than a GEMM), O(N D d) for `Y W`, and O(D^3) (D <= [`DENSE_EIGEN_MAX_D`]) or a warm-started
+//! matrix-free subspace iteration on `V -> Y^T (Y V) + B^T M^-1 (B V)` (larger D) for `W`.
+//! `Y^T Y` is formed once. `A` is a tree plus a diagonal, so `A^-1` is applied by leaf-to-root
+//! elimination in O(K d) (no fill-in). No N x N matrix is ever formed; with K = N, `M` is N x N.
+//!
+//! Soft assignments below `r_threshold` (relative to the row's largest, i.e. `exp(-(d_ik -
+//! min_l d_il)/sigma) < r_threshold`) are dropped and the row renormalised, so `R` is stored sparse
+//! (with a small `sigma` it is nearly hard); the objective is evaluated on the stored `R`, which is
+//! a point of the simplex, so the block updates stay exact. `r_threshold = 0` keeps every
+//! representable entry (only exact underflows are dropped).
+//!
+//! Two references (parameter `reference`):
+//! - `paper` (default): the data are centred (the paper initialises by PCA; the model has no
+//!   offset), `W, Z` start from PCA, the history records `f` after every full sweep (S, R, W/Z/C),
+//!   the stopping rule is `|f_t - f_{t-1}| <= tol |f_{t-1}|`, and the returned tree is the MST of
+//!   the returned centres. K < N centres come from k-means++ (seeded) + Lloyd on the PCA scores.
+//! - `r-ddrtree`: R package DDRTree 0.1.5 as Monocle 2 calls it: no centring (PCA of `X X^T`),
+//!   its objective for the stopping rule (reconstruction term = the square of the largest |entry|
+//!   of the top-d right singular vectors of `X - W Z`, or `||X - W Z||_2^4` when d >= min(D, N)),
+//!   evaluated after S and R and before the update, with the break before the update, so the
+//!   returned tree is the one computed from the centres before the last update; K < N initial
+//!   centres are the rows `floor(seq(1, N, length.out = K))` refined by k-means with at most K
+//!   iterations (Lloyd here, Hartigan-Wong in R). See `docs/parity/ddrtree.md`.
+
+use crate::params::{ParamMapExt, ParamError};
+use crate::registry::{choice, dim, float, int, MethodInfo};
+use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+use std::os::raw::{c_char, c_int};
+use structdr_linalg::{canonicalize_signs, eigh, eigh_top};
+
+/// Largest D for which `Y^T Q Y` is formed (D x D) and diagonalised by LAPACK; above it the
+/// top-d eigenvectors come from a matrix-free subspace iteration (with [`EigenSolver::Auto`]).
+pub const DENSE_EIGEN_MAX_D: usize = 500;
+/// Above this many entries (N K) a returned `R` is not kept dense unless asked (`keep_r`).
+pub const KEEP_R_MAX_ENTRIES: usize = 1 << 22;
+/// Default drop threshold for soft assignments (see the module doc).
+pub const DEFAULT_R_THRESHOLD: f64 = 1e-12;
+
+/// Which behaviour to reproduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reference {
+    /// The paper's objective and algorithm on centred data.
+    Paper,
+    /// R DDRTree 0.1.5 (uncentred PCA, its stopping rule and lagging tree, its k-means start).
+    RDdrtree,
+}
+
+/// The number of centres K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Centres {
+    /// K = N, `C = Z` at the start (DRTree, Alg. 2 line 3).
+    All,
+    /// A given K (2 <= K <= N).
+    Count(usize),
+    /// Monocle 2's rule: `K = round(2 * 100 * ln N / (ln N + ln 100))` for N >= 100, else K = N.
+    Monocle,
+}
+
+/// How the top-d eigenvectors of `Y^T Q Y` are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EigenSolver {
+    /// Dense for D <= [`DENSE_EIGEN_MAX_D`], subspace iteration above.
+    Auto,
+    /// Form the D x D matrix and call LAPACK `dsyevr`.
+    Dense,
+    /// Matrix-free block subspace iteration with Rayleigh-Ritz, warm-started from the previous `W`.
+    Subspace,
+}
+
+/// DRTree / DDRTree parameters (see the module doc for the objective and the updates).
+#[derive(Debug, Clone)]
+pub struct DdrTree {
+    /// Latent dimension d (1 <= d <= D).
+    pub dim: usize,
+    /// Tree penalty `lambda >= 0`; `None` = `5 N` (R DDRTree's default).
+    pub lambda: Option<f64>,
+    /// Soft-assignment bandwidth `sigma > 0` (eq. 32).
+    pub sigma: f64,
+    /// Weight `gamma > 0` of the quantisation term.
+    pub gamma: f64,
+    /// Number of centres.
+    pub centres: Centres,
+    /// Maximum number of iterations (>= 1).
+    pub max_iter: usize,
+    /// Relative objective change that stops the iteration (>= 0).
+    pub tol: f64,
+    /// Which behaviour to reproduce.
+    pub reference: Reference,
+    /// Soft assignments with `exp(-(d_ik - min_l d_il)/sigma)` below this are dropped (in [0, 1)).
+    pub r_threshold: f64,
+    /// Return the dense N x K assignment matrix even when N K > [`KEEP_R_MAX_ENTRIES`].
+    pub keep_r: bool,
+    /// Eigen solver for `W`.
+    pub eigen_solver: EigenSolver,
+}
+
+impl DdrTree {
+    /// DRTree: K = N, centres start at the latent points; R DDRTree's numeric defaults
+    /// (`sigma = 1e-3, gamma = 10, lambda = 5N, max_iter = 20, tol = 1e-3`), paper mode.
+    pub fn drtree(dim: usize) -> DdrTree {
+        DdrTree {
+            dim,
+            lambda: None,
+            sigma: 1e-3,
+            gamma: 10.0,
+            centres: Centres::All,
+            max_iter: 20,
+            tol: 1e-3,
+            reference: Reference::Paper,
+            r_threshold: DEFAULT_R_THRESHOLD,
+            keep_r: false,
+            eigen_solver: EigenSolver::Auto,
+        }
+    }
+
+    /// DDRTree with K from Monocle's rule (or a given count), otherwise as [`DdrTree::drtree`].
+    pub fn ddrtree(dim: usize, centres: Centres) -> DdrTree {
+        DdrTree { centres, ..DdrTree::drtree(dim) }
+    }
+}
+
+/// User-given starting point (Rust API): latent points `Z` (N x d) and/or centres `C` (K x d).
+/// Without `z`, `Z = Y W` from PCA; without `centres`, `C = Z` (K = N) or k-means on `Z`.
+#[derive(Debug, Clone, Default)]
+pub struct DdrTreeInit<'a> {
+    /// Initial latent points (N x d).
+    pub z: Option<ArrayView2<'a, f64>>,
+    /// Initial centres (K x d); K must agree with the `centres` setting unless that is `All`... see [`DdrTree::fit_with_init`].
+    pub centres: Option<ArrayView2<'a, f64>>,
+}
+
+/// Everything a DDRTree fit produces.
+#[derive(Debug, Clone)]
+pub struct DdrTreeFit {
+    /// Latent points `Z` (N x d).
+    pub z: Array2<f64>,
+    /// Projection `W` (D x d, orthonormal columns, signs canonicalised: largest |entry| positive).
+    pub w: Array2<f64>,
+    /// Centres `C` (K x d).
+    pub centres: Array2<f64>,
+    /// Tree over the centres: `(k, l, ||c_k - c_l||)` with `k < l`, sorted (K - 1 edges).
+    pub tree: Vec<(usize, usize, f64)>,
+    /// Soft assignments `R` (N x K) of the returned `Z` to the returned centres, when
+    /// N K <= [`KEEP_R_MAX_ENTRIES`] or `keep_r` is set.
+    pub r: Option<Array2<f64>>,
+    /// For every sample, the centre with the largest `r_ik` (ties: lowest index).
+    pub labels: Vec<usize>,
+    /// The paper's objective `f` per iteration (paper mode: after each sweep; r-ddrtree mode: at
+    /// the point where R DDRTree evaluates its own objective, after S and R, before the update).
+    pub history: Vec<f64>,
+    /// The values the stopping rule compared: `history` in paper mode, R DDRTree's objective in
+    /// r-ddrtree mode.
+    pub stop_history: Vec<f64>,
+    /// Number of (W, Z, C) updates performed.
+    pub iterations: usize,
+    /// Whether the stopping rule was met before `max_iter`.
+    pub converged: bool,
+    /// `f` at the returned (W, Z, C, tree, R).
+    pub final_objective: f64,
+    /// Column means subtracted from the data (paper mode), `None` in r-ddrtree mode.
+    pub mean: Option<Array1<f64>>,
+    /// The lambda used (resolved from `None` = 5 N).
+    pub lambda: f64,
+    /// Remarks (K rule, R density, ...).
+    pub notes: Vec<String>,
+}
+
+const METHOD: &str = "ddrtree";
+
+fn input_err(reason: impl Into<String>) -> MethodError {
+    MethodError::Input { method: METHOD, reason: reason.into() }
+}
+
+/// Monocle 2's number of centres: `round(2 * 100 * ln N / (ln N + ln 100))` (for N >= 100).
+pub fn monocle_ncenter(n: usize) -> usize {
+    let ln = (n as f64).ln();
+    (2.0 * 100.0 * ln / (ln + 100f64.ln())).round() as usize
+}
+
+// ---------------------------------------------------------------------------------------------
+// Soft assignments (sparse rows, or dense when most entries survive)
+
+/// Row-stochastic soft assignments, CSR or dense.
+#[derive(Debug, Clone)]
+pub(crate) enum Assign {
+    Sparse { n: usize, k: usize, indptr: Vec<usize>, idx: Vec<u32>, val: Vec<f64> },
+    Dense(Array2<f64>),
+}
+
+const ROW_BLOCK: usize = 256;
+
+impl Assign {
+    /// Eq. (32) with the row minimum subtracted; entries with `exp(-t) < threshold` dropped.
+    fn compute(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, threshold: f64) -> Assign {
+        let (n, k) = (z.nrows(), c.nrows());
+        let t_max = if threshold > 0.0 { -threshold.ln() } else { 746.0 };
+        let dim = z.ncols();
+        let (zb, cb) = (z.as_standard_layout(), c.as_standard_layout());
+        let (zs, cs) = (zb.as_slice().expect("standard"), cb.as_slice().expect("standard"));
+        let nblocks = n.div_ceil(ROW_BLOCK);
+        let blocks: Vec<(Vec<usize>, Vec<u32>, Vec<f64>)> = (0..nblocks)
+            .into_par_iter()
+            .map(|b| {
+                let (lo, hi) = (b * ROW_BLOCK, ((b + 1) * ROW_BLOCK).min(n));
+                let mut counts = Vec::with_capacity(hi - lo);
+                let mut idx = Vec::new();
+                let mut val = Vec::new();
+                let mut d = vec![0.0; k];
+                for i in lo..hi {
+                    let zi = &zs[i * dim..(i + 1) * dim];
+                    let mut dmin = f64::INFINITY;
+                    for (dk, ck) in d.iter_mut().zip(cs.chunks_exact(dim)) {
+                        *dk = zi.iter().zip(ck).map(|(a, b)| (a - b) * (a - b)).sum();
+                        dmin = dmin.min(*dk);
+                    }
+                    let start = val.len();
+                    let mut sum = 0.0;
+                    for (kk, &dk) in d.iter().enumerate() {
+                        let t = (dk - dmin) / sigma;
+                        if t <= t_max {
+                            let e = (-t).exp();
+                            if e > 0.0 {
+                                idx.push(kk as u32);
+                                val.push(e);
+                                sum += e;
+                            }
+                        }
+                    }
+                    for v in &mut val[start..] {
+                        *v /= sum;
+                    }
+                    counts.push(val.len() - start);
+                }
+                (counts, idx, val)
+            })
+            .collect();
+        let nnz: usize = blocks.iter().map(|b| b.2.len()).sum();
+        if nnz as f64 > 0.1 * n as f64 * k as f64 {
+            let mut dense = Array2::zeros((n, k));
+            let mut i = 0;
+            for (counts, idx, val) in blocks {
+                let mut p = 0;
+                for cnt in counts {
+                    for q in p..p + cnt {
+                        dense[[i, idx[q] as usize]] = val[q];
+                    }
+                    p += cnt;
+                    i += 1;
+                }
+            }
+            return Assign::Dense(dense);
+        }
+        let mut indptr = Vec::with_capacity(n + 1);
+        indptr.push(0);
+        let mut idx = Vec::with_capacity(nnz);
+        let mut val = Vec::with_capacity(nnz);
+        for (counts, bi, bv) in blocks {
+            for cnt in counts {
+                let last = *indptr.last().unwrap();
+                indptr.push(last + cnt);
+            }
+            idx.extend(bi);
+            val.extend(bv);
+        }
+        Assign::Sparse { n, k, indptr, idx, val }
+    }
+
+    fn n(&self) -> usize {
+        match self {
+            Assign::Sparse { n, .. } => *n,
+            Assign::Dense(d) => d.nrows(),
+        }
+    }
+    fn k(&self) -> usize {
+        match self {
+            Assign::Sparse { k, .. } => *k,
+            Assign::Dense(d) => d.ncols(),
+        }
+    }
+    fn nnz(&self) -> usize {
+        match self {
+            Assign::Sparse { val, .. } => val.len(),
+            Assign::Dense(d) => d.iter().filter(|v| **v != 0.0).count(),
+        }
+    }
+
+    /// Calls `f(i, k, r_ik)` for every stored entry, rows in order.
+    fn for_each(&self, mut f: impl FnMut(usize, usize, f64)) {
+        match self {
+            Assign::Sparse { n, indptr, idx, val, .. } => {
+                for i in 0..*n {
+                    for p in indptr[i]..indptr[i + 1] {
+                        f(i, idx[p] as usize, val[p]);
+                    }
+                }
+            }
+            Assign::Dense(d) => {
+                for ((i, k), &v) in d.indexed_iter() {
+                    if v != 0.0 {
+                        f(i, k, v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `Gamma = 1^T R` (column sums).
+    fn col_sums(&self) -> Vec<f64> {
+        let mut g = vec![0.0; self.k()];
+        match self {
+            Assign::Dense(d) => {
+                for (k, col) in d.columns().into_iter().enumerate() {
+                    g[k] = col.sum();
+                }
+            }
+            _ => self.for_each(|_, k, v| g[k] += v),
+        }
+        g
+    }
+
+    /// `R^T X` (K x cols).
+    fn rt_mul(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Assign::Dense(d) => d.t().dot(&x),
+            _ => {
+                let mut out = Array2::zeros((self.k(), x.ncols()));
+                self.for_each(|i, k, v| out.row_mut(k).scaled_add(v, &x.row(i)));
+                out
+            }
+        }
+    }
+
+    /// `R X` (N x cols) for X with K rows.
+    fn mul(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Assign::Dense(d) => d.dot(&x),
+            Assign::Sparse { n, indptr, idx, val, .. } => {
+                let mut out = Array2::zeros((*n, x.ncols()));
+                out.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut row)| {
+                    for p in indptr[i]..indptr[i + 1] {
+                        row.scaled_add(val[p], &x.row(idx[p] as usize));
+                    }
+                });
+                out
+            }
+        }
+    }
+
+    /// `m -= R^T R`, scattering sparse rows when cheaper than a GEMM.
+    fn sub_rtr(&self, m: &mut Array2<f64>) {
+        match self {
+            Assign::Dense(d) => {
+                let rtr = d.t().dot(d);
+                *m -= &rtr;
+            }
+            Assign::Sparse { n, k, indptr, idx, val } => {
+                let cost: f64 = (0..*n).map(|i| ((indptr[i + 1] - indptr[i]) as f64).powi(2)).sum();
+                if cost * 50.0 > 2.0 * (*n as f64) * (*k as f64).powi(2) {
+                    let rtr = {
+                        let d = self.to_dense();
+                        d.t().dot(&d)
+                    };
+                    *m -= &rtr;
+                    return;
+                }
+                for i in 0..*n {
+                    let (a, b) = (indptr[i], indptr[i + 1]);
+                    for p in a..b {
+                        let (kp, vp) = (idx[p] as usize, val[p]);
+                        for q in a..b {
+                            m[[kp, idx[q] as usize]] -= vp * val[q];
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn to_dense(&self) -> Array2<f64> {
+        match self {
+            Assign::Dense(d) => d.clone(),
+            _ => {
+                let mut d = Array2::zeros((self.n(), self.k()));
+                self.for_each(|i, k, v| d[[i, k]] = v);
+                d
+            }
+        }
+    }
+
+    /// `(sum r_ik ||z_i - c_k||^2, sum r_ik ln r_ik)` over the stored entries.
+    fn terms(&self, z: ArrayView2<f64>, c: ArrayView2<f64>) -> (f64, f64) {
+        let (mut rd, mut rlr) = (0.0, 0.0);
+        self.for_each(|i, k, v| {
+            rd += v * sq(z.row(i), c.row(k));
+            rlr += v * v.ln();
+        });
+        (rd, rlr)
+    }
+
+    /// Argmax per row (ties: lowest index).
+    fn labels(&self) -> Vec<usize> {
+        let n = self.n();
+        let mut best = vec![(f64::NEG_INFINITY, usize::MAX); n];
+        self.for_each(|i, k, v| {
+            if v > best[i].0 {
+                best[i] = (v, k);
+            }
+        });
+        best.into_iter().map(|b| b.1).collect()
+    }
+}
+
+#[inline]
+fn sq(a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
+    a.iter().zip(b.iter()).map(|(u, v)| (u - v) * (u - v)).sum()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense SPD factor (LAPACK dpotrf / dpotrs on the row-major buffer, no copy)
+
+struct SpdFactor {
+    buf: Vec<f64>,
+    n: usize,
+}
+
+impl SpdFactor {
+    /// Factors the symmetric positive definite `m` in place (both triangles must hold `m`).
+    fn new(m: Array2<f64>) -> std::result::Result<SpdFactor, structdr_linalg::LinalgError> {
+        let n = m.nrows();
+        if m.iter().any(|v| !v.is_finite()) {
+            return Err(structdr_linalg::LinalgError::NotFinite { what: "DDRTree M" });
+        }
+        let mut buf = m.into_raw_vec_and_offset().0;
+        let (uplo, nn) = (b'U' as c_char, n as c_int);
+        let mut info: c_int = 0;
+        // SAFETY: buf holds n*n doubles; a row-major symmetric matrix is its own column-major copy.
+        unsafe { lapack_sys::dpotrf_(&uplo, &nn, buf.as_mut_ptr(), &nn, &mut info) };
+        if info > 0 {
+            return Err(structdr_linalg::LinalgError::NotPositiveDefinite { minor: info as usize, n });
+        }
+        if info < 0 {
+            return Err(structdr_linalg::LinalgError::Lapack { routine: "dpotrf", info });
+        }
+        Ok(SpdFactor { buf, n })
+    }
+
+    /// Solves `M X = B` for `B` given as `bt = B^T` (nrhs x n, row-major = n x nrhs column-major), in place.
+    fn solve_t(&self, bt: &mut Array2<f64>) {
+        assert_eq!(bt.ncols(), self.n);
+        let nrhs = bt.nrows();
+        if nrhs == 0 {
+            return;
+        }
+        let (uplo, nn, nr) = (b'U' as c_char, self.n as c_int, nrhs as c_int);
+        let mut info: c_int = 0;
+        let slice = bt.as_slice_mut().expect("standard layout");
+        // SAFETY: factor from dpotrf; rhs buffer n x nrhs column-major with ldb = n.
+        unsafe { lapack_sys::dpotrs_(&uplo, &nn, &nr, self.buf.as_ptr(), &nn, slice.as_mut_ptr(), &nn, &mut info) };
+        debug_assert_eq!(info, 0);
+    }
+
+    /// `M^-1 B` for `B` (n x cols), returned as n x cols.
+    fn solve(&self, b: ArrayView2<f64>) -> Array2<f64> {
+        let mut bt = b.t().as_standard_layout().to_owned();
+        self.solve_t(&mut bt);
+        bt.reversed_axes().as_standard_layout().to_owned()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tree-structured solve for A = w L + diag(g)
+
+/// A spanning tree rooted at 0: BFS order and parents.
+pub(crate) struct RootedTree {
+    order: Vec<usize>,
+    parent: Vec<usize>,
+    deg: Vec<usize>,
+}
+
+impl RootedTree {
+    fn new(k: usize, edges: &[(usize, usize, f64)]) -> RootedTree {
+        let mut adj = vec![Vec::new(); k];
+        let mut deg = vec![0; k];
+        for &(u, v, _) in edges {
+            adj[u].push(v);
+            adj[v].push(u);
+            deg[u] += 1;
+            deg[v] += 1;
+        }
+        let mut parent = vec![usize::MAX; k];
+        let mut order = Vec::with_capacity(k);
+        let mut seen = vec![false; k];
+        seen[0] = true;
+        order.push(0);
+        let mut head = 0;
+        while head < order.len() {
+            let u = order[head];
+            head += 1;
+            for &v in &adj[u] {
+                if !seen[v] {
+                    seen[v] = true;
+                    parent[v] = u;
+                    order.push(v);
+                }
+            }
+        }
+        debug_assert_eq!(order.len(), k, "spanning tree");
+        RootedTree { order, parent, deg }
+    }
+
+    /// Solves `(w L + diag(g)) X = rhs` by leaf-to-root elimination (Cholesky in a perfect
+    /// elimination order: no fill-in), O(K cols). A zero pivot (possible only when `w = 0` and
+    /// `g_k = 0`: `c_k` does not enter the objective) leaves that row at `keep`.
+    fn solve(&self, w: f64, g: &[f64], mut rhs: Array2<f64>, keep: ArrayView2<f64>) -> Array2<f64> {
+        let k = g.len();
+        let mut piv: Vec<f64> = (0..k).map(|v| w * self.deg[v] as f64 + g[v]).collect();
+        for &v in self.order.iter().skip(1).rev() {
+            let p = self.parent[v];
+            if piv[v] > 0.0 {
+                let f = w / piv[v];
+                piv[p] -= w * f;
+                let rv = rhs.row(v).to_owned();
+                rhs.row_mut(p).scaled_add(f, &rv);
+            }
+        }
+        let mut x = Array2::zeros(rhs.raw_dim());
+        for &v in &self.order {
+            if piv[v] > 0.0 {
+                let mut row = rhs.row(v).to_owned();
+                if v != 0 {
+                    row.scaled_add(w, &x.row(self.parent[v]));
+                }
+                x.row_mut(v).assign(&(row / piv[v]));
+            } else {
+                x.row_mut(v).assign(&keep.row(v));
+            }
+        }
+        x
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Top-d eigenvectors: dense or matrix-free subspace iteration
+
+/// Top-`d` eigenvectors (n x d, descending eigenvalues, signs canonicalised) of the symmetric PSD
+/// operator `apply` on R^n by block subspace iteration with Rayleigh-Ritz: block size
+/// `b = min(n, d + 10)`, start from `warm` (padded with fixed-seed random columns), stop when every
+/// wanted Ritz pair has residual `||A v - theta v|| <= 1e-10 theta_1`, at most 3000 sweeps.
+pub fn top_eigvecs_subspace(n: usize, d: usize, apply: impl Fn(ArrayView2<f64>) -> Array2<f64>, warm: Option<ArrayView2<f64>>) -> Array2<f64> {
+    let b = n.min(d + 10);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x7375_6273_7061_6365);
+    let mut v = Array2::from_shape_fn((n, b), |_| rng.gen_range(-1.0..1.0));
+    if let Some(w) = warm {
+        let c = w.ncols().min(b);
+        v.slice_mut(s![.., ..c]).assign(&w.slice(s![.., ..c]));
+    }
+    orthonormalise(&mut v);
+    let mut best = v.slice(s![.., ..d]).to_owned();
+    for _ in 0..3000 {
+        let u = apply(v.view());
+        let mut h = v.t().dot(&u);
+        let ht = h.t().to_owned();
+        h = (&h + &ht) * 0.5;
+        let e = eigh(h.view()).expect("finite Rayleigh quotient");
+        // descending order
+        let mut s_desc = e.vectors.clone();
+        s_desc.invert_axis(Axis(1));
+        let theta: Vec<f64> = e.values.iter().rev().copied().collect();
+        let ritz = v.dot(&s_desc);
+        let us = u.dot(&s_desc);
+        let scale = theta[0].abs().max(f64::MIN_POSITIVE);
+        let mut ok = true;
+        for j in 0..d {
+            let r = &us.column(j) - &(&ritz.column(j) * theta[j]);
+            if r.dot(&r).sqrt() > 1e-10 * scale {
+                ok = false;
+                break;
+            }
+        }
+        best = ritz.slice(s![.., ..d]).to_owned();
+        if ok {
+            break;
+        }
+        v = us;
+        orthonormalise(&mut v);
+    }
+    canonicalize_signs(&mut best);
+    best
+}
+
+/// Modified Gram-Schmidt, twice; columns that vanish are replaced by unit vectors.
+fn orthonormalise(v: &mut Array2<f64>) {
+    let (n, b) = v.dim();
+    for _pass in 0..2 {
+        for j in 0..b {
+            for i in 0..j {
+                let p = v.column(i).dot(&v.column(j));
+                let ci = v.column(i).to_owned();
+                v.column_mut(j).scaled_add(-p, &ci);
+            }
+            let nrm = v.column(j).dot(&v.column(j)).sqrt();
+            if nrm > 1e-300 {
+                v.column_mut(j).mapv_inplace(|x| x / nrm);
+            } else {
+                v.column_mut(j).fill(0.0);
+                v[[j % n, j]] = 1.0;
+            }
+        }
+    }
+}
+
+fn top_eigvecs_dense(g: ArrayView2<f64>, d: usize) -> Result<Array2<f64>> {
+    let e = eigh_top(g, d).map_err(numerical(METHOD))?;
+    Ok(e.vectors)
+}
+
+// ---------------------------------------------------------------------------------------------
+// k-means
+
+/// Lloyd iterations from `init` (K x d) for at most `max_iter` sweeps: nearest centre (ties: lowest
+/// index), then means; an empty cluster keeps its centre.
+pub fn lloyd(z: ArrayView2<f64>, init: Array2<f64>, max_iter: usize) -> Array2<f64> {
+    let (n, k) = (z.nrows(), init.nrows());
+    let mut c = init;
+    let mut labels = vec![usize::MAX; n];
+    for _ in 0..max_iter {
+        let new: Vec<usize> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let mut best = (f64::INFINITY, 0);
+                for kk in 0..k {
+                    let dd = sq(z.row(i), c.row(kk));
+                    if dd < best.0 {
+                        best = (dd, kk);
+                    }
+                }
+                best.1
+            })
+            .collect();
+        if new == labels {
+            break;
+        }
+        labels = new;
+        let mut sums = Array2::<f64>::zeros(c.raw_dim());
+        let mut counts = vec![0usize; k];
+        for (i, &l) in labels.iter().enumerate() {
+            sums.row_mut(l).scaled_add(1.0, &z.row(i));
+            counts[l] += 1;
+        }
+        for kk in 0..k {
+            if counts[kk] > 0 {
+                let row = &sums.row(kk) / counts[kk] as f64;
+                c.row_mut(kk).assign(&row);
+            }
+        }
+    }
+    c
+}
+
+/// k-means++ seeding (Arthur & Vassilvitskii 2007) with a Xoshiro256++ stream from `seed`.
+/// Errors when fewer than K distinct points exist.
+fn kmeans_pp(z: ArrayView2<f64>, k: usize, seed: u64) -> Result<Array2<f64>> {
+    let n = z.nrows();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut chosen = vec![rng.gen_range(0..n)];
+    let mut d2: Vec<f64> = (0..n).map(|i| sq(z.row(i), z.row(chosen[0]))).collect();
+    while chosen.len() < k {
+        let total: f64 = d2.iter().sum();
+        if total <= 0.0 {
+            return Err(input_err(format!("only {} distinct latent points, fewer than ncenter = {k}: k-means cannot place distinct centres (lower ncenter)", chosen.len())));
+        }
+        let mut t = rng.gen_range(0.0..total);
+        let mut pick = n;
+        for (i, &w) in d2.iter().enumerate() {
+            if w > 0.0 {
+                pick = i;
+                if t < w {
+                    break;
+                }
+                t -= w;
+            }
+        }
+        chosen.push(pick);
+        for i in 0..n {
+            d2[i] = d2[i].min(sq(z.row(i), z.row(pick)));
+        }
+    }
+    let mut c = Array2::zeros((k, z.ncols()));
+    for (r, &i) in chosen.iter().enumerate() {
+        c.row_mut(r).assign(&z.row(i));
+    }
+    Ok(c)
+}
+
+/// R's `seq(1, N, length.out = K)` truncated to 0-based row indices (R DDRTree's k-means start).
+pub fn r_seq_rows(n: usize, k: usize) -> Vec<usize> {
+    if k == 1 {
+        return vec![0];
+    }
+    let by = (n as f64 - 1.0) / (k as f64 - 1.0);
+    (0..k).map(|j| if j + 1 == k { n - 1 } else { (1.0 + j as f64 * by).floor() as usize - 1 }).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fit
+
+struct State {
+    w: Array2<f64>,
+    z: Array2<f64>,
+    c: Array2<f64>,
+}
+
+impl DdrTree {
+    fn validate(&self, x: &ArrayView2<f64>) -> Result<(usize, f64)> {
+        check_input(METHOD, x, 2)?;
+        let (n, dd) = x.dim();
+        if self.dim == 0 || self.dim > dd {
+            return Err(input_err(format!("dim = {} must be in [1, D] = [1, {dd}]", self.dim)));
+        }
+        if !(self.sigma > 0.0 && self.sigma.is_finite()) {
+            return Err(input_err(format!("sigma = {} must be finite and > 0", self.sigma)));
+        }
+        if !(self.gamma > 0.0 && self.gamma.is_finite()) {
+            return Err(input_err(format!("gamma = {} must be finite and > 0", self.gamma)));
+        }
+        let lambda = self.lambda.unwrap_or(5.0 * n as f64);
+        if !(lambda >= 0.0 && lambda.is_finite()) {
+            return Err(input_err(format!("lambda = {lambda} must be finite and >= 0")));
+        }
+        if !(self.tol >= 0.0) {
+            return Err(input_err(format!("tol = {} must be >= 0", self.tol)));
+        }
+        if self.max_iter == 0 {
+            return Err(input_err("max_iter = 0: at least one iteration is needed"));
+        }
+        if !(0.0..1.0).contains(&self.r_threshold) {
+            return Err(input_err(format!("r_threshold = {} must be in [0, 1)", self.r_threshold)));
+        }
+        let k = match self.centres {
+            Centres::All => n,
+            Centres::Count(k) => k,
+            Centres::Monocle => {
+                if n >= 100 {
+                    monocle_ncenter(n)
+                } else {
+                    n
+                }
+            }
+        };
+        if k < 2 {
+            return Err(input_err(format!("ncenter = {k}: a tree needs at least 2 centres")));
+        }
+        if k > n {
+            return Err(input_err(format!("ncenter = {k} exceeds the number of samples N = {n}")));
+        }
+        let first = x.row(0);
+        if x.rows().into_iter().all(|r| r == first) {
+            return Err(input_err("constant data: every sample is identical, there is no structure to embed"));
+        }
+        Ok((k, lambda))
+    }
+
+    /// Fits from PCA (paper: k-means++ with `seed` for K < N). See [`DdrTree::fit_with_init`].
+    pub fn fit_full(&self, x: ArrayView2<f64>, seed: u64) -> Result<DdrTreeFit> {
+        self.fit_with_init(x, seed, DdrTreeInit::default())
+    }
+
+    /// Fits from a user-given `Z` and/or centres. Given centres fix K (they override `centres`).
+    pub fn fit_with_init(&self, x: ArrayView2<f64>, seed: u64, init: DdrTreeInit<'_>) -> Result<DdrTreeFit> {
+        let (mut k, lambda) = self.validate(&x)?;
+        let (n, dd) = x.dim();
+        let d = self.dim;
+        let rmode = self.reference == Reference::RDdrtree;
+        let mut notes = Vec::new();
+        // data
+        let (y, mean) = if rmode {
+            (x.as_standard_layout().to_owned(), None)
+        } else {
+            let mu = x.mean_axis(Axis(0)).expect("n > 0");
+            ((&x - &mu.view().insert_axis(Axis(0))).as_standard_layout().to_owned(), Some(mu))
+        };
+        let dense_eig = match self.eigen_solver {
+            EigenSolver::Dense => true,
+            EigenSolver::Subspace => false,
+            EigenSolver::Auto => dd <= DENSE_EIGEN_MAX_D,
+        };
+        let yty = if dense_eig { Some(y.t().dot(&y)) } else { None };
+        // initial W (PCA of Y^T Y: centred in paper mode, uncentred in r mode)
+        let w0 = match &yty {
+            Some(g) => top_eigvecs_dense(g.view(), d)?,
+            None => top_eigvecs_subspace(dd, d, |v| y.t().dot(&y.dot(&v)), None),
+        };
+        let z0 = match init.z {
+            Some(z) => {
+                if z.dim() != (n, d) {
+                    return Err(input_err(format!("initial Z is {:?}, expected ({n}, {d})", z.dim())));
+                }
+                if z.iter().any(|v| !v.is_finite()) {
+                    return Err(input_err("initial Z has non-finite entries"));
+                }
+                z.to_owned()
+            }
+            None => y.dot(&w0),
+        };
+        let c0 = match init.centres {
+            Some(c) => {
+                if c.ncols() != d || c.nrows() < 2 || c.nrows() > n || c.iter().any(|v| !v.is_finite()) {
+                    return Err(input_err(format!("initial centres are {:?}: need K x {d} finite with 2 <= K <= N", c.dim())));
+                }
+                k = c.nrows();
+                c.to_owned()
+            }
+            None if k == n && self.centres == Centres::All => z0.clone(),
+            None if k == n => z0.clone(),
+            None if rmode => {
+                let rows = r_seq_rows(n, k);
+                let mut c = Array2::zeros((k, d));
+                for (r, &i) in rows.iter().enumerate() {
+                    c.row_mut(r).assign(&z0.row(i));
+                }
+                for a in 0..k {
+                    for b in 0..a {
+                        if c.row(a) == c.row(b) {
+                            return Err(input_err(format!("initial centres are not distinct (rows {} and {} of Z coincide), as R's kmeans would report", rows[b] + 1, rows[a] + 1)));
+                        }
+                    }
+                }
+                lloyd(z0.view(), c, k)
+            }
+            None => {
+                let c = kmeans_pp(z0.view(), k, seed)?;
+                lloyd(z0.view(), c, 300)
+            }
+        };
+        if self.centres == Centres::Monocle {
+            notes.push(format!("ncenter from Monocle's rule: K = {k} (N = {n})"));
+        }
+        notes.push(format!("K = {k}, lambda = {lambda}, sigma = {}, gamma = {}, reference = {}", self.sigma, self.gamma, if rmode { "r-ddrtree" } else { "paper" }));
+
+        let mut st = State { w: w0, z: z0, c: c0 };
+        let mut history = Vec::new();
+        let mut stop_history = Vec::new();
+        let mut converged = false;
+        let mut iterations = 0;
+        let mut last_tree: Vec<(usize, usize, f64)> = Vec::new();
+        let mut max_density = 0.0f64;
+        for iter in 0..self.max_iter {
+            let tree = crate::graph::mst_sq_euclidean(st.c.view());
+            let assign = Assign::compute(st.z.view(), st.c.view(), self.sigma, self.r_threshold);
+            max_density = max_density.max(assign.nnz() as f64 / (n as f64 * k as f64));
+            if rmode {
+                let f = self.objective(y.view(), &st, &tree, &assign, lambda);
+                let g = self.r_objective(y.view(), &st, &tree, &assign, lambda, dense_eig)?;
+                history.push(f);
+                stop_history.push(g);
+                last_tree = tree.clone();
+                if iter >= 1 && rel_change(stop_history[iter - 1], g) < self.tol {
+                    converged = true;
+                    break;
+                }
+                self.update(y.view(), yty.as_ref(), &mut st, &tree, &assign, lambda)?;
+                iterations += 1;
+            } else {
+                self.update(y.view(), yty.as_ref(), &mut st, &tree, &assign, lambda)?;
+                iterations += 1;
+                let f = self.objective(y.view(), &st, &tree, &assign, lambda);
+                history.push(f);
+                if iter >= 1 && rel_change(history[iter - 1], f) < self.tol {
+                    converged = true;
+                    break;
+                }
+            }
+        }
+        if !rmode {
+            stop_history = history.clone();
+            last_tree = crate::graph::mst_sq_euclidean(st.c.view());
+        }
+        let assign = Assign::compute(st.z.view(), st.c.view(), self.sigma, self.r_threshold);
+        let final_objective = self.objective(y.view(), &st, &last_tree, &assign, lambda);
+        notes.push(format!("largest density of R over the iterations: {max_density:.3e} (drop threshold {:e})", self.r_threshold));
+        let mut tree: Vec<(usize, usize, f64)> = last_tree.iter().map(|&(u, v, w2)| (u.min(v), u.max(v), w2.sqrt())).collect();
+        tree.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let labels = assign.labels();
+        let r = if self.keep_r || n * k <= KEEP_R_MAX_ENTRIES { Some(assign.to_dense()) } else { None };
+        Ok(DdrTreeFit {
+            z: st.z,
+            w: st.w,
+            centres: st.c,
+            tree,
+            r,
+            labels,
+            history,
+            stop_history,
+            iterations,
+            converged,
+            final_objective,
+            mean,
+            lambda,
+            notes,
+        })
+    }
+
+    /// One exact (W, Z, C) update given the tree and the assignments (Prop. 5).
+    fn update(&self, y: ArrayView2<f64>, yty: Option<&Array2<f64>>, st: &mut State, tree: &[(usize, usize, f64)], assign: &Assign, lambda: f64) -> Result<()> {
+        let k = assign.k();
+        let g = self.gamma;
+        let wl = lambda / g;
+        let s = (1.0 + g) / g;
+        let gam = assign.col_sums();
+        let rooted = RootedTree::new(k, tree);
+        // M = s (wl L + Gamma) - R^T R
+        let mut m = Array2::<f64>::zeros((k, k));
+        assign.sub_rtr(&mut m);
+        for kk in 0..k {
+            m[[kk, kk]] += s * (wl * rooted.deg[kk] as f64 + gam[kk]);
+        }
+        for &(u, v, _) in tree {
+            m[[u, v]] -= s * wl;
+            m[[v, u]] -= s * wl;
+        }
+        if lambda == 0.0 {
+            for kk in 0..k {
+                if gam[kk] == 0.0 {
+                    // column k of R is zero: M's row/column k does not reach Q
+                    m.row_mut(kk).fill(0.0);
+                    m.column_mut(kk).fill(0.0);
+                    m[[kk, kk]] = 1.0;
+                }
+            }
+        }
+        let fac = SpdFactor::new(m).map_err(numerical(METHOD))?;
+        let b = assign.rt_mul(y); // K x D
+        let w = match yty {
+            Some(yty) => {
+                let mut xt = b.t().as_standard_layout().to_owned(); // D x K
+                fac.solve_t(&mut xt); // (M^-1 B)^T
+                let mut gm = xt.dot(&b); // B^T M^-1 B
+                gm += yty;
+                let gt = gm.t().to_owned();
+                gm = (&gm + &gt) * (0.5 / (1.0 + g));
+                top_eigvecs_dense(gm.view(), self.dim)?
+            }
+            None => {
+                let apply = |v: ArrayView2<f64>| {
+                    let bv = b.dot(&v);
+                    let mut out = y.t().dot(&y.dot(&v));
+                    out += &b.t().dot(&fac.solve(bv.view()));
+                    out / (1.0 + g)
+                };
+                top_eigvecs_subspace(y.ncols(), self.dim, apply, Some(st.w.view()))
+            }
+        };
+        let yw = y.dot(&w);
+        let xw = fac.solve(b.dot(&w).view()); // M^-1 B W
+        let z = (yw + assign.mul(xw.view())) / (1.0 + g);
+        let rhs = assign.rt_mul(z.view());
+        let c = rooted.solve(wl, &gam, rhs, st.c.view());
+        *st = State { w, z, c };
+        Ok(())
+    }
+
+    /// The paper's objective (31) at the given state.
+    fn objective(&self, y: ArrayView2<f64>, st: &State, tree: &[(usize, usize, f64)], assign: &Assign, lambda: f64) -> f64 {
+        let recon = reconstruction(y, st.z.view(), st.w.view());
+        let tree_term: f64 = tree.iter().map(|&(u, v, _)| sq(st.c.row(u), st.c.row(v))).sum();
+        let (rd, rlr) = assign.terms(st.z.view(), st.c.view());
+        recon + lambda * tree_term + self.gamma * (rd + self.sigma * rlr)
+    }
+
+    /// R DDRTree 0.1.5's objective (see the module doc): its reconstruction term, `lambda tr(C^T L C)`
+    /// and `gamma` times the soft-min `sum_i [min_k d_ik - sigma ln sum_k exp(-(d_ik - min)/sigma)]`
+    /// (equal to the paper's bracket at the optimal R).
+    fn r_objective(&self, y: ArrayView2<f64>, st: &State, tree: &[(usize, usize, f64)], assign: &Assign, lambda: f64, dense: bool) -> Result<f64> {
+        let e = &y - &st.z.dot(&st.w.t());
+        let (n, dd) = e.dim();
+        let d = self.dim;
+        let recon = if d >= n.min(dd) {
+            let g = e.t().dot(&e);
+            let top = eigh_top(g.view(), 1).map_err(numerical(METHOD))?.values[0].max(0.0);
+            top * top // (||E||_2^2)^2
+        } else {
+            let v = if dense {
+                top_eigvecs_dense(e.t().dot(&e).view(), d)?
+            } else {
+                top_eigvecs_subspace(dd, d, |v| e.t().dot(&e.dot(&v)), None)
+            };
+            // right singular vectors of R's X - W Z (D x N) = left singular vectors of E (N x d)
+            let u = e.dot(&v);
+            let mut mx = 0.0f64;
+            for col in u.columns() {
+                let nrm = col.dot(&col).sqrt();
+                if nrm > 0.0 {
+                    mx = col.iter().fold(mx, |a, &x| a.max(x.abs() / nrm));
+                }
+            }
+            mx * mx
+        };
+        let tree_term: f64 = tree.iter().map(|&(u, v, _)| sq(st.c.row(u), st.c.row(v))).sum();
+        let (rd, rlr) = assign.terms(st.z.view(), st.c.view());
+        Ok(recon + lambda * tree_term + self.gamma * (rd + self.sigma * rlr))
+    }
+}
+
+/// The objective (31) for a dense `R` (N x K) and a tree given as edges (weights ignored):
+/// `||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik ln r_ik]`
+/// (`0 ln 0 = 0`). `Y` as the fit sees it (centred in the paper mode).
+#[allow(clippy::too_many_arguments)]
+pub fn objective(y: ArrayView2<f64>, z: ArrayView2<f64>, w: ArrayView2<f64>, c: ArrayView2<f64>, tree: &[(usize, usize, f64)], r: ArrayView2<f64>, lambda: f64, gamma: f64, sigma: f64) -> f64 {
+    let st = State { w: w.to_owned(), z: z.to_owned(), c: c.to_owned() };
+    let m = DdrTree { lambda: Some(lambda), gamma, sigma, ..DdrTree::drtree(w.ncols()) };
+    m.objective(y, &st, tree, &Assign::Dense(r.to_owned()), lambda)
+}
+
+/// Dense soft assignments (eq. 32), every entry kept: `r_ik = softmax_k(-||z_i - c_k||^2 / sigma)`.
+pub fn soft_assignments(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64) -> Array2<f64> {
+    Assign::compute(z, c, sigma, 0.0).to_dense()
+}
+
+impl DdrTree {
+    /// The closed-form block update of Prop. 5 for a given tree and dense `R`: returns `(W, Z, C)`.
+    /// `y` as the fit sees it (centred in the paper mode); `c_prev` is kept for centres that do not
+    /// enter the objective (lambda = 0 and an empty column of R). Lambda `None` = 5 N.
+    pub fn closed_form(&self, y: ArrayView2<f64>, tree: &[(usize, usize, f64)], r: ArrayView2<f64>, c_prev: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+        let lambda = self.lambda.unwrap_or(5.0 * y.nrows() as f64);
+        let yty = y.t().dot(&y);
+        let dense = match self.eigen_solver {
+            EigenSolver::Dense => true,
+            EigenSolver::Subspace => false,
+            EigenSolver::Auto => y.ncols() <= DENSE_EIGEN_MAX_D,
+        };
+        let w0 = top_eigvecs_dense(yty.view(), self.dim)?;
+        let mut st = State { w: w0, z: Array2::zeros((y.nrows(), self.dim)), c: c_prev.to_owned() };
+        self.update(y, if dense { Some(&yty) } else { None }, &mut st, tree, &Assign::Dense(r.to_owned()), lambda)?;
+        Ok((st.w, st.z, st.c))
+    }
+}
+
+fn rel_change(prev: f64, cur: f64) -> f64 {
+    let diff = (prev - cur).abs();
+    if prev == 0.0 {
+        diff
+    } else {
+        diff / prev.abs()
+    }
+}
+
+/// `||Y - Z W^T||_F^2`, summed entry by entry in fixed row blocks (deterministic).
+fn reconstruction(y: ArrayView2<f64>, z: ArrayView2<f64>, w: ArrayView2<f64>) -> f64 {
+    let n = y.nrows();
+    let nblocks = n.div_ceil(ROW_BLOCK);
+    let parts: Vec<f64> = (0..nblocks)
+        .into_par_iter()
+        .map(|b| {
+            let (lo, hi) = (b * ROW_BLOCK, ((b + 1) * ROW_BLOCK).min(n));
+            let rec = z.slice(s![lo..hi, ..]).dot(&w.t());
+            let diff = &y.slice(s![lo..hi, ..]) - &rec;
+            diff.iter().map(|v| v * v).sum::<f64>()
+        })
+        .collect();
+    parts.iter().sum()
+}
+
+impl Embedder for DdrTree {
+    fn name(&self) -> &'static str {
+        if self.centres == Centres::All {
+            "drtree"
+        } else {
+            "ddrtree"
+        }
+    }
+    fn fit(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted> {
+        let f = self.fit_full(x, seed)?;
+        let k = f.centres.nrows();
+        let mut notes = f.notes;
+        notes.push(format!("final objective {:.9e}", f.final_objective));
+        Ok(Fitted {
+            embedding: f.z,
+            graph: Some(Graph { n_vertices: k, edges: f.tree }),
+            components: None,
+            feature_weights: None,
+            history: f.stop_history,
+            iterations: f.iterations,
+            converged: f.converged,
+            notes,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+
+fn common_params() -> Vec<crate::params::ParamSchema> {
+    vec![
+        dim(),
+        float("lambda", -1.0, f64::INFINITY, -1.0, "tree penalty lambda >= 0 (lambda sum over tree edges of ||c_k - c_l||^2); -1 = 5 N, R DDRTree's default"),
+        float("sigma", 1e-300, f64::INFINITY, 1e-3, "soft-assignment bandwidth sigma > 0: r_ik = softmax_k(-||z_i - c_k||^2 / sigma) (eq. 32)"),
+        float("gamma", 1e-300, f64::INFINITY, 10.0, "weight gamma > 0 of the soft k-means term gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik]"),
+        int("max_iter", 1, 20, "maximum number of alternating iterations"),
+        float("tol", 0.0, f64::INFINITY, 1e-3, "stop when |f_t - f_{t-1}| < tol |f_{t-1}| (f: the paper's objective, or R DDRTree's with reference = r-ddrtree)"),
+        choice("init", &["pca"], "pca", "initial W and Z: PCA (centred in the paper mode, of X X^T uncentred with r-ddrtree); the Rust API DdrTree::fit_with_init takes a user-given Z and centres"),
+        choice(
+            "reference",
+            &["paper", "r-ddrtree"],
+            "paper",
+            "paper: the paper's objective on centred data, history after each sweep, final tree = MST of the final centres; r-ddrtree: R DDRTree 0.1.5 (uncentred PCA, its stopping objective and break before the update, lagging tree, k-means from rows floor(seq(1, N, length.out = K)) with K Lloyd sweeps); see docs/parity/ddrtree.md",
+        ),
+    ]
+}
+
+fn build(p: &crate::ParamMap, centres: Centres, name: &'static str) -> Result<Box<dyn Embedder>> {
+    let lambda = p.float("lambda");
+    let lambda = if lambda == -1.0 {
+        None
+    } else if lambda < 0.0 {
+        return Err(MethodError::Param(ParamError::Invalid { method: name.into(), name: "lambda".into(), expected: "lambda >= 0, or -1 for 5 N".into(), got: format!("{lambda}") }));
+    } else {
+        Some(lambda)
+    };
+    let reference = if p.str("reference") == "r-ddrtree" { Reference::RDdrtree } else { Reference::Paper };
+    Ok(Box::new(DdrTree {
+        dim: p.usize("dim"),
+        lambda,
+        sigma: p.float("sigma"),
+        gamma: p.float("gamma"),
+        centres,
+        max_iter: p.usize("max_iter"),
+        tol: p.float("tol"),
+        reference,
+        r_threshold: DEFAULT_R_THRESHOLD,
+        keep_r: false,
+        eigen_solver: EigenSolver::Auto,
+    }))
+}
+
+pub(crate) fn info_drtree() -> MethodInfo {
+    MethodInfo {
+        name: "drtree",
+        summary: "DRTree: DDRTree (Alg. 2) with K = N centres starting at the latent points: min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik], tree = MST of the centres.",
+        reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.2-4.3, eq. 29-33, Alg. 2; R package DDRTree 0.1.5",
+        params: common_params(),
+        build: |p| build(p, Centres::All, "drtree"),
+    }
+}
+
+pub(crate) fn info_ddrtree() -> MethodInfo {
+    let mut params = common_params();
+    params.insert(
+        4,
+        int("ncenter", 0, 0, "number of centres K (2 <= K <= N; centres from k-means on the initial Z, k-means++ seeded by the fit seed); 0 = Monocle 2's rule round(2*100*ln N / (ln N + ln 100)) for N >= 100, K = N below 100"),
+    );
+    MethodInfo {
+        name: "ddrtree",
+        summary: "DDRTree (Alg. 2, eq. 31) with K < N centres: reversed graph embedding on a tree of k-means-initialised centres, soft assignments, closed-form W, Z, C (Prop. 5).",
+        reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.3, eq. 31-33, Alg. 2; R package DDRTree 0.1.5 (Monocle 2)",
+        params,
+        build: |p| {
+            let k = p.usize("ncenter");
+            build(p, if k == 0 { Centres::Monocle } else { Centres::Count(k) }, "ddrtree")
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monocle_rule_values() {
+        assert_eq!(monocle_ncenter(8000), 132);
+        assert_eq!(monocle_ncenter(100), 100);
+        assert_eq!(monocle_ncenter(1000), 120);
+    }
+
+    #[test]
+    fn r_seq_rows_matches_r() {
+        // R: floor(seq(1, 10, length.out = 4)) = 1 4 7 10
+        assert_eq!(r_seq_rows(10, 4), vec![0, 3, 6, 9]);
+        // seq(1, 7, length.out = 3) = 1 4 7 ; seq(1, 8, length.out = 3) = 1 4.5 8 -> 1 4 8
+        assert_eq!(r_seq_rows(8, 3), vec![0, 3, 7]);
+    }
+
+    #[test]
+    fn tree_solve_matches_dense() {
+        let k = 7;
+        let edges = vec![(0, 1, 0.0), (1, 2, 0.0), (1, 3, 0.0), (0, 4, 0.0), (4, 5, 0.0), (4, 6, 0.0)];
+        let g = [0.5, 0.0, 1.5, 2.0, 0.0, 0.3, 1.0];
+        let w = 0.7;
+        let t = RootedTree::new(k, &edges);
+        let rhs = Array2::from_shape_fn((k, 2), |(i, j)| (i as f64 + 1.0) * if j == 0 { 1.0 } else { -0.5 });
+        let x = t.solve(w, &g, rhs.clone(), Array2::zeros((k, 2)).view());
+        let mut a = Array2::<f64>::zeros((k, k));
+        for &(u, v, _) in &edges {
+            a[[u, v]] -= w;
+            a[[v, u]] -= w;
+            a[[u, u]] += w;
+            a[[v, v]] += w;
+        }
+        for i in 0..k {
+            a[[i, i]] += g[i];
+        }
+        let res = a.dot(&x) - rhs;
+        assert!(res.iter().all(|v| v.abs() < 1e-12), "{res}");
+    }
+
+    #[test]
+    fn spd_factor_solves() {
+        let m = ndarray::array![[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
+        let b = ndarray::array![[1.0, 0.0], [2.0, 1.0], [3.0, -1.0]];
+        let f = SpdFactor::new(m.clone()).unwrap();
+        let x = f.solve(b.view());
+        let res = m.dot(&x) - b;
+        assert!(res.iter().all(|v| v.abs() < 1e-13));
+    }
+
+    #[test]
+    fn subspace_matches_dense() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let a = Array2::from_shape_fn((60, 12), |(_, j)| rng.gen_range(-1.0..1.0) * (12 - j) as f64);
+        let g = a.t().dot(&a);
+        let dense = top_eigvecs_dense(g.view(), 3).unwrap();
+        let sub = top_eigvecs_subspace(12, 3, |v| g.dot(&v), None);
+        assert!((&dense - &sub).iter().all(|v| v.abs() < 1e-7), "{dense}\n{sub}");
+    }
+
+    #[test]
+    fn assignments_are_softmax_rows() {
+        let z = ndarray::array![[0.0, 0.0], [1.0, 0.0], [0.5, 0.1]];
+        let c = ndarray::array![[0.0, 0.0], [1.0, 0.0]];
+        let a = Assign::compute(z.view(), c.view(), 0.5, 0.0).to_dense();
+        for i in 0..3 {
+            let d: Vec<f64> = (0..2).map(|k| sq(z.row(i), c.row(k))).collect();
+            let e: Vec<f64> = d.iter().map(|v| (-v / 0.5).exp()).collect();
+            let s: f64 = e.iter().sum();
+            for k in 0..2 {
+                assert!((a[[i, k]] - e[k] / s).abs() < 1e-15);
+            }
+        }
+    }
+}
