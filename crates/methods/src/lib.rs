@@ -15,7 +15,9 @@
 //! | `kpca` | [`kpca`] | top-d eigenvectors of the centred Gaussian kernel |
 //! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
 //! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
+//! | `fsl` | [`fsl`] | feature weights theta of 001 problem (34); embedding = X on the top-ranked features |
 
+pub mod fsl;
 pub mod graph;
 pub mod identity;
 pub mod kpca;
