@@ -427,12 +427,54 @@ pub fn rank_features(theta: ArrayView1<f64>, grad: ArrayView1<f64>) -> Vec<usize
     idx
 }
 
+/// Solutions kept by [`Fsl::solve_cached`] (most recent last).
+pub const CACHE_CAPACITY: usize = 4;
+
+type CacheKey = (usize, usize, u64, u64, [u64; 5], bool);
+static SOLUTIONS: std::sync::Mutex<Vec<(CacheKey, std::sync::Arc<FslSolution>)>> = std::sync::Mutex::new(Vec::new());
+
+fn data_key(x: ArrayView2<f64>) -> (u64, u64) {
+    use std::hash::Hasher;
+    // two independent 64-bit hashes of the exact bits (FNV-1a and SipHash): a 128-bit key
+    let mut fnv: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut sip = std::collections::hash_map::DefaultHasher::new();
+    for v in x.iter() {
+        let b = v.to_bits();
+        fnv = (fnv ^ b).wrapping_mul(0x0000_0100_0000_01b3);
+        sip.write_u64(b);
+    }
+    (fnv, sip.finish())
+}
+
+impl Fsl {
+    /// [`Fsl::solve`] memoised on (exact data bits, lambda, gamma, b, max_iter, tol): the solution
+    /// does not depend on `n_selected`, so the Table III grid over the number of selected features
+    /// (one runner cell per `n_selected`) solves once per (data, lambda, b). Keeps the last
+    /// [`CACHE_CAPACITY`] solutions; concurrent misses on one key may both compute (same result).
+    pub fn solve_cached(&self, x: ArrayView2<f64>) -> Result<std::sync::Arc<FslSolution>> {
+        let (h1, h2) = data_key(x);
+        let key: CacheKey = (x.nrows(), x.ncols(), h1, h2, [self.lambda.to_bits(), self.gamma.to_bits(), self.b.to_bits(), self.max_iter as u64, self.tol.to_bits()], self.self_loops);
+        if let Some((_, s)) = SOLUTIONS.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key) {
+            return Ok(s.clone());
+        }
+        let sol = std::sync::Arc::new(self.solve(x)?);
+        let mut cache = SOLUTIONS.lock().unwrap_or_else(|e| e.into_inner());
+        if !cache.iter().any(|(k, _)| *k == key) {
+            if cache.len() >= CACHE_CAPACITY {
+                cache.remove(0);
+            }
+            cache.push((key, sol.clone()));
+        }
+        Ok(sol)
+    }
+}
+
 impl Embedder for Fsl {
     fn name(&self) -> &'static str {
         NAME
     }
     fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
-        let sol = self.solve(x)?;
+        let sol = self.solve_cached(x)?;
         let rank = rank_features(sol.theta.view(), sol.grad_theta.view());
         let support = sol.theta.iter().filter(|&&t| t > 0.0).count();
         let keep = if self.n_selected == 0 { support } else { self.n_selected };
@@ -461,8 +503,8 @@ impl Embedder for Fsl {
             embedding,
             graph: Some(Graph { n_vertices: n, edges }),
             components: None,
-            feature_weights: Some(sol.theta),
-            history: sol.history,
+            feature_weights: Some(sol.theta.clone()),
+            history: sol.history.clone(),
             iterations: sol.iterations,
             converged: sol.converged,
             notes,
