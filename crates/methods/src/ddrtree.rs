@@ -1107,6 +1107,7 @@ impl Embedder for DdrTree {
         Ok(Fitted {
             embedding: f.z,
             graph: Some(Graph { n_vertices: k, edges: f.tree }),
+            centres: Some(f.centres),
             components: None,
             feature_weights: None,
             history: f.stop_history,

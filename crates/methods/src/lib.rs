@@ -16,8 +16,10 @@
 //! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
 //! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
 //! | `drtree`, `ddrtree` | [`ddrtree`] | `min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r log r]` (Alg. 2) |
+//! | `fsl` | [`fsl`] | feature weights theta of 001 problem (34); embedding = X on the top-ranked features |
 
 pub mod ddrtree;
+pub mod fsl;
 pub mod graph;
 pub mod identity;
 pub mod kpca;

@@ -80,6 +80,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::lle::info(),
             crate::ddrtree::info_drtree(),
             crate::ddrtree::info_ddrtree(),
+            crate::fsl::info(),
         ]
     })
 }

@@ -28,6 +28,8 @@ enum Command {
     Check { spec: PathBuf },
     /// Run one method on your data (samples in rows) and write the embedding.
     Embed(EmbedArgs),
+    /// Run a feature-selection method (e.g. fsl) and write its feature weights, one per feature.
+    Select(SelectArgs),
     /// Evaluate an embedding.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -86,6 +88,31 @@ struct EmbedArgs {
     /// Write the 0-based component index of every point (.npy, int64), when the method has them.
     #[arg(long)]
     components_out: Option<PathBuf>,
+    /// Seed for randomised methods.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Args)]
+struct SelectArgs {
+    /// Feature-selection method name (one whose fit returns feature weights, e.g. `fsl`).
+    #[arg(long)]
+    method: String,
+    /// Method parameter, repeatable: --param b=1 --param lambda=10.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Input matrix, samples in rows: .npy (float64/float32/int) or .csv.
+    #[arg(long)]
+    input: PathBuf,
+    /// Output feature weights (.npy, float64, one per input feature).
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write the method's embedding (for fsl: X on the top-ranked features).
+    #[arg(long)]
+    embedding_out: Option<PathBuf>,
+    /// Write the learned graph as an edge list CSV (i,j,weight), when the method has one.
+    #[arg(long)]
+    graph_out: Option<PathBuf>,
     /// Seed for randomised methods.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -179,6 +206,7 @@ fn dispatch(cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Embed(a) => embed(a),
+        Command::Select(a) => select(a),
         Command::Eval(e) => eval(e),
         Command::Datasets(d) => datasets(d),
         Command::Methods { markdown } => {
@@ -269,6 +297,42 @@ fn embed(a: EmbedArgs) -> Result<()> {
         let Some(comp) = &fitted.components else { bail!("method '{}' returns no components; drop --components-out", a.method) };
         let arr: Array1<i64> = comp.iter().map(|&c| c as i64).collect();
         ndarray_npy::write_npy(c, &arr).with_context(|| format!("writing {}", c.display()))?;
+    }
+    Ok(())
+}
+
+fn write_graph(path: &Path, graph: &structdr_methods::Graph) -> Result<()> {
+    let mut s = String::from("i,j,weight\n");
+    for (i, j, w) in &graph.edges {
+        s.push_str(&format!("{i},{j},{w:?}\n"));
+    }
+    structdr::atomic_write(path, s.as_bytes())?;
+    Ok(())
+}
+
+fn select(a: SelectArgs) -> Result<()> {
+    let info = structdr_methods::lookup(&a.method)?;
+    let given = parse_params(&a.params)?;
+    let (resolved, method) = info.instantiate(&given)?;
+    let x = read_matrix(&a.input)?;
+    eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+    let t0 = std::time::Instant::now();
+    let fitted = method.fit(x.view(), a.seed)?;
+    eprintln!("fitted in {:.3} s ({} iterations{})", t0.elapsed().as_secs_f64(), fitted.iterations, if fitted.converged { "" } else { ", not converged" });
+    for n in &fitted.notes {
+        eprintln!("note: {n}");
+    }
+    let Some(weights) = &fitted.feature_weights else { bail!("method '{}' returns no feature weights; use `structdr embed`", a.method) };
+    if weights.len() != x.ncols() {
+        bail!("method '{}' returned {} feature weights for {} features", a.method, weights.len(), x.ncols());
+    }
+    ndarray_npy::write_npy(&a.out, weights).with_context(|| format!("writing {}", a.out.display()))?;
+    if let Some(e) = &a.embedding_out {
+        ndarray_npy::write_npy(e, &fitted.embedding).with_context(|| format!("writing {}", e.display()))?;
+    }
+    if let Some(g) = &a.graph_out {
+        let Some(graph) = &fitted.graph else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
+        write_graph(g, graph)?;
     }
     Ok(())
 }

@@ -104,3 +104,26 @@ fn docs_methods_md_is_generated_from_the_registry() {
     let committed = std::fs::read_to_string(&docs).unwrap_or_default();
     assert!(committed == generated, "docs/methods.md is stale: run `just docs`");
 }
+
+#[test]
+fn select_fsl_writes_one_weight_per_feature() {
+    // two features with two tight clusters (variance ~0.02) and 8 U[0,1]-like noise features
+    let n = 30;
+    let x = Array2::from_shape_fn((n, 10), |(i, j)| {
+        let h = ((i * 7919 + j * 104729) % 1000) as f64 / 1000.0;
+        if j < 2 { (if i < n / 2 { 0.35 } else { 0.65 }) + 0.01 * h } else { h }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (input, out, emb) = (dir.path().join("x.npy"), dir.path().join("theta.npy"), dir.path().join("e.npy"));
+    ndarray_npy::write_npy(&input, &x).unwrap();
+    ok(bin().args(["select", "--method", "fsl", "--param", "lambda=2", "--param", "b=1", "--param", "n_selected=2", "--input"]).arg(&input).arg("--out").arg(&out).arg("--embedding-out").arg(&emb).output().unwrap());
+    let theta: Array1<f64> = ndarray_npy::read_npy(&out).unwrap();
+    assert_eq!(theta.len(), 10);
+    assert!((theta.sum() - 1.0).abs() < 1e-12 && theta.iter().all(|&t| (0.0..=1.0).contains(&t)));
+    assert!(theta[0] + theta[1] > 0.999, "{theta:?}");
+    let e: Array2<f64> = ndarray_npy::read_npy(&emb).unwrap();
+    assert_eq!(e.dim(), (n, 2));
+    // a method without feature weights is refused
+    let out = bin().args(["select", "--method", "pca", "--input"]).arg(&input).arg("--out").arg(dir.path().join("t.npy")).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no feature weights"));
+}
