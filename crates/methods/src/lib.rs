@@ -21,6 +21,7 @@ pub mod identity;
 pub mod kpca;
 pub mod laplacian;
 pub mod lle;
+pub mod optim;
 pub mod params;
 pub mod pca;
 pub mod registry;
