@@ -21,6 +21,8 @@ pub mod identity;
 pub mod kpca;
 pub mod laplacian;
 pub mod lle;
+pub mod logdet;
+pub mod mpme;
 pub mod optim;
 pub mod params;
 pub mod pca;
