@@ -16,6 +16,7 @@
 //! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
 //! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
 
+pub mod esl;
 pub mod graph;
 pub mod identity;
 pub mod kpca;

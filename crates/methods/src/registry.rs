@@ -79,6 +79,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::laplacian::info(),
             crate::lle::info(),
             crate::mpme::info(),
+            crate::esl::info(),
         ]
     })
 }
