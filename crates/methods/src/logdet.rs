@@ -13,7 +13,8 @@
 //! a solve per column.
 
 use ndarray::Array2;
-use structdr_linalg::{Cholesky, LinalgError};
+use std::os::raw::{c_char, c_int};
+use structdr_linalg::LinalgError;
 
 /// Number of pair variables `N (N - 1) / 2`.
 pub fn n_pairs(n: usize) -> usize {
@@ -57,16 +58,36 @@ pub fn laplacian_system(n: usize, w: &[f64], a: f64, b: f64) -> Array2<f64> {
 
 /// `log det Q` and `Q^-1` for `Q = a I + b L(W)`, and `grad[k] = d/dw_k log det Q` (module doc).
 ///
+/// In place on one N x N buffer: `dpotrf` then `dpotri` (LAPACK, column-major `uplo = 'L'`, which
+/// is the row-major upper triangle of the symmetric buffer: no transposes or copies); the gradient
+/// reads that triangle, then the other triangle is filled for the returned `Q^-1`.
+///
 /// Errors when `Q` is not numerically positive definite (impossible for `w >= 0`, `a > 0`, `b >= 0`
-/// in exact arithmetic; it can happen for negative trial weights).
+/// in exact arithmetic; it can happen for negative trial weights) or not finite.
 pub fn log_det_and_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> Result<(f64, Array2<f64>), LinalgError> {
     assert_eq!(grad.len(), n_pairs(n), "log_det_and_grad: one gradient entry per pair");
-    let q = laplacian_system(n, w, a, b);
-    let chol = Cholesky::factor(q.view())?;
-    let log_det = chol.log_det();
-    drop(q);
-    let qi = chol.inverse()?;
-    let qs = qi.as_slice().expect("standard layout");
+    let mut q = laplacian_system(n, w, a, b);
+    if q.iter().any(|v| !v.is_finite()) {
+        return Err(LinalgError::NotFinite { what: "log_det_and_grad" });
+    }
+    let qs = q.as_slice_mut().expect("standard layout");
+    let uplo = b'L' as c_char;
+    let nn = n as c_int;
+    let mut info: c_int = 0;
+    // SAFETY: qs is an n x n contiguous buffer, lda = n.
+    unsafe { lapack_sys::dpotrf_(&uplo, &nn, qs.as_mut_ptr(), &nn, &mut info) };
+    if info > 0 {
+        return Err(LinalgError::NotPositiveDefinite { minor: info as usize, n });
+    }
+    if info < 0 {
+        return Err(LinalgError::Lapack { routine: "dpotrf", info: info as i32 });
+    }
+    let log_det = 2.0 * (0..n).map(|i| qs[i * n + i].ln()).sum::<f64>();
+    unsafe { lapack_sys::dpotri_(&uplo, &nn, qs.as_mut_ptr(), &nn, &mut info) };
+    if info != 0 {
+        return Err(LinalgError::Lapack { routine: "dpotri", info: info as i32 });
+    }
+    // column-major lower = row-major upper: qs[i * n + j], j >= i, holds (Q^-1)_ij
     let mut k = 0;
     for i in 0..n {
         let row = &qs[i * n..(i + 1) * n];
@@ -76,7 +97,12 @@ pub fn log_det_and_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -
             k += 1;
         }
     }
-    Ok((log_det, qi))
+    for i in 0..n {
+        for j in 0..i {
+            qs[i * n + j] = qs[j * n + i];
+        }
+    }
+    Ok((log_det, q))
 }
 
 /// The edges `(i, j, w_ij)` with `w_ij > threshold`, `i < j`, sorted.
