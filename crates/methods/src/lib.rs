@@ -16,15 +16,21 @@
 //! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
 //! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
 //! | `drtree`, `ddrtree` | [`ddrtree`] | `min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r log r]` (Alg. 2) |
+//! | `mpme` | [`mpme`] | `max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>`, `0 <= w <= 4C`, then KPCA on `(L + lambda I)^-1` (002 eqs. 10-17) |
+//! | `esl` | [`esl`] | `min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij)`, `0 <= w <= C`, per-component KPCA (001 Alg. 1) |
 //! | `fsl` | [`fsl`] | feature weights theta of 001 problem (34); embedding = X on the top-ranked features |
 
 pub mod ddrtree;
+pub mod esl;
 pub mod fsl;
 pub mod graph;
 pub mod identity;
 pub mod kpca;
 pub mod laplacian;
 pub mod lle;
+pub mod logdet;
+pub mod mpme;
+pub mod optim;
 pub mod params;
 pub mod pca;
 pub mod registry;

@@ -81,6 +81,8 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::ddrtree::info_drtree(),
             crate::ddrtree::info_ddrtree(),
             crate::fsl::info(),
+            crate::mpme::info(),
+            crate::esl::info(),
         ]
     })
 }

@@ -1,0 +1,399 @@
+//! MPME: maximum posterior manifold embedding (Mao, Wang & Tsang 2017, paper 002 §3.3-3.5).
+//!
+//! 1. `phi_ij = ||y_i - y_j||^2` (002 §3.2: squared Euclidean distances of the input).
+//! 2. Dual (002 eq. 10): `max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>` over symmetric `W`
+//!    with `0 <= w_ij <= 4C`, `w_ii = 0`, `L = diag(W 1) - W` (`C = inf`: no upper bound). With one
+//!    variable per pair `i < j` (eq. 13's lower-triangle reduction; `<W, Phi> = 2 sum_{i<j} w_ij phi_ij`)
+//!    we **minimise**
+//!
+//!    `F(w) = -(d/2) log det(L + lambda I) + (1/2) sum_{i<j} w_ij phi_ij`,
+//!
+//!    `dF/dw_ij = -(d/2) [(Q^-1)_ii + (Q^-1)_jj - 2 (Q^-1)_ij] + phi_ij / 2`, `Q = L + lambda I`,
+//!
+//!    i.e. `-(d/2)` times eq. 14 (eq. 13 is eq. 10 scaled by `2/d`; same maximiser). Solved by
+//!    L-BFGS-B ([`crate::optim::lbfgsb`]) from `W = 0`. The problem is convex, so the projected
+//!    gradient `||proj grad F||_inf` (the KKT residual) certifies the optimum; it is reported.
+//! 3. Embedding: KPCA on `U = (L + lambda I)^-1` (eq. 17; [`crate::kpca::kernel_pca`]: centred,
+//!    `Y = V_d diag(sqrt(lambda_d))`), or (`embedding = "geig"`) the generalised eigenproblem
+//!    `(L + lambda I) f = mu D_lambda f`, `D_lambda = diag((W + lambda I) 1)` (eq. 16), through
+//!    `D_lambda^{-1/2} (L + lambda I) D_lambda^{-1/2}`: eigenvectors 2..d+1 (ascending), the first
+//!    dropped as in LE (the paper's `lambda = 0` special case), scaled so that `F^T D_lambda F = I`.
+//!
+//! Cost: N(N-1)/2 variables (2.0 M at N = 2007); every evaluation is one Cholesky + one `dpotri`
+//! of an N x N matrix (N^3 flops) plus O(N^2); L-BFGS-B keeps `(2m + 5) N(N-1)/2` doubles
+//! (m = 10: ~100 N^2 bytes, 400 MB at N = 2007). N is capped at [`PAIR_MAX_N`].
+
+use crate::logdet::{edges_above, for_each_pair, log_det_and_grad, n_pairs};
+use crate::optim::lbfgsb::{minimize, projected_gradient_norm, LbfgsbOptions, LbfgsbResult};
+use crate::params::ParamMapExt;
+use crate::registry::{choice, dim, float, int, MethodInfo};
+use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use ndarray::{s, Array2, ArrayView2, Axis};
+use structdr_linalg::{canonicalize_signs, eigh_bottom, sq_dists, LinalgError};
+
+/// Largest N for MPME and ESL: N(N-1)/2 variables and ~100 N^2 bytes of L-BFGS-B workspace
+/// (2.5 GB at this limit).
+pub const PAIR_MAX_N: usize = 5000;
+
+/// L-BFGS-B memory used by MPME and ESL.
+pub const LBFGSB_MEMORY: usize = 10;
+
+/// `factr` used by MPME and ESL: stop when the relative objective reduction is below
+/// `1e3 * eps_mach` (~2.2e-13), so that the KKT test (`tol`) normally decides.
+pub const LBFGSB_FACTR: f64 = 1e3;
+
+/// How MPME turns the learned `W` into coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MpmeEmbedding {
+    /// KPCA on `(L + lambda I)^-1` (002 eq. 17).
+    Kpca,
+    /// Generalised eigenproblem `(L + lambda I) F = D_lambda F Lambda` (002 eq. 16).
+    Geig,
+}
+
+/// MPME with parameters `dim`, `lambda`, `C`, `max_iter`, `tol`, `embedding`.
+#[derive(Debug, Clone)]
+pub struct Mpme {
+    /// Target dimension d (also the factor `d/2` of the log-det term).
+    pub dim: usize,
+    /// Prior precision `lambda > 0`.
+    pub lambda: f64,
+    /// Slack penalty `C > 0` (bounds `0 <= w_ij <= 4C`); `f64::INFINITY` for no upper bound.
+    pub c: f64,
+    /// L-BFGS-B iteration limit.
+    pub max_iter: usize,
+    /// Stop when `||proj grad F||_inf <= tol * ||proj grad F(0)||_inf` (relative KKT residual).
+    pub tol: f64,
+    /// Embedding step.
+    pub embedding: MpmeEmbedding,
+}
+
+/// The MPME dual objective `F(w)` (module doc), on pair variables.
+#[derive(Debug, Clone)]
+pub struct MpmeObjective {
+    /// Number of samples.
+    pub n: usize,
+    /// `phi_ij`, one per pair `i < j` (storage order of [`crate::logdet`]).
+    pub phi: Vec<f64>,
+    /// `d`.
+    pub dim: f64,
+    /// `lambda`.
+    pub lambda: f64,
+}
+
+impl MpmeObjective {
+    /// `phi` = squared Euclidean distances of the rows of `x`.
+    pub fn from_data(x: ArrayView2<f64>, dim: usize, lambda: f64) -> MpmeObjective {
+        let n = x.nrows();
+        let mean = x.mean_axis(Axis(0)).expect("n > 0");
+        let xc = &x - &mean.view().insert_axis(Axis(0));
+        let d2 = sq_dists(xc.view());
+        let mut phi = vec![0.0; n_pairs(n)];
+        for_each_pair(n, |i, j, k| phi[k] = d2[[i, j]].max(0.0));
+        MpmeObjective { n, phi, dim: dim as f64, lambda }
+    }
+
+    /// `F(w)` and its gradient in `g`; also returns `Q^-1 = (L + lambda I)^-1`.
+    pub fn eval(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<(f64, Array2<f64>), LinalgError> {
+        let (ld, qi) = log_det_and_grad(self.n, w, self.lambda, 1.0, g)?;
+        let h = 0.5 * self.dim;
+        let mut lin = 0.0;
+        for ((gk, &wk), &pk) in g.iter_mut().zip(w).zip(&self.phi) {
+            *gk = -h * *gk + 0.5 * pk;
+            lin += wk * pk;
+        }
+        Ok((-h * ld + 0.5 * lin, qi))
+    }
+
+    /// `||proj grad F(0)||_inf` in closed form: at `W = 0`, `Q^-1 = I / lambda`, so
+    /// `dF/dw_ij = -d / lambda + phi_ij / 2` and only negative entries (capped by the upper bound) count.
+    pub fn initial_kkt_residual(&self, upper: f64) -> f64 {
+        let c = self.dim / self.lambda;
+        self.phi.iter().map(|&p| (c - 0.5 * p).max(0.0).min(upper)).fold(0.0, f64::max)
+    }
+}
+
+/// Runs L-BFGS-B on a pair objective from `w = 0` with bounds `[0, upper]`; an error inside `f`
+/// (non-positive-definite `Q`) stops the run and is returned.
+pub(crate) fn solve_pairs(
+    method: &'static str,
+    n_vars: usize,
+    upper: f64,
+    max_iter: usize,
+    pgtol: f64,
+    mut f: impl FnMut(&[f64], &mut [f64]) -> std::result::Result<f64, LinalgError>,
+) -> Result<LbfgsbResult> {
+    let mut failure: Option<LinalgError> = None;
+    let opts = LbfgsbOptions { m: LBFGSB_MEMORY, max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol, factr: LBFGSB_FACTR };
+    let lower = vec![0.0; n_vars];
+    let upper_v = vec![upper; n_vars];
+    let r = minimize(
+        |w, g| match f(w, g) {
+            Ok(v) => v,
+            Err(e) => {
+                failure.get_or_insert(e);
+                f64::NAN
+            }
+        },
+        &vec![0.0; n_vars],
+        &lower,
+        &upper_v,
+        &opts,
+    );
+    if let Some(e) = failure {
+        return Err(MethodError::Numerical { method, source: e });
+    }
+    r.map_err(|e| MethodError::Input { method, reason: e.to_string() })
+}
+
+/// Checks shared by MPME and ESL.
+pub(crate) fn check_pair_problem(method: &'static str, x: &ArrayView2<f64>, dim: usize, max_iter: usize, tol: f64) -> Result<()> {
+    check_input(method, x, 3)?;
+    let n = x.nrows();
+    if n > PAIR_MAX_N {
+        return Err(MethodError::Input {
+            method,
+            reason: format!("N = {n} exceeds {PAIR_MAX_N}: the dual has N(N-1)/2 = {} variables (~{:.1} GB of L-BFGS-B workspace); subsample the data", n_pairs(n), 100.0 * (n as f64).powi(2) / 1e9),
+        });
+    }
+    if dim + 1 > n {
+        return Err(MethodError::Input { method, reason: format!("dim = {dim} must be < N = {n}") });
+    }
+    if max_iter == 0 {
+        return Err(MethodError::Input { method, reason: "max_iter must be >= 1".into() });
+    }
+    if !(tol >= 0.0 && tol.is_finite()) {
+        return Err(MethodError::Input { method, reason: format!("tol = {tol} must be finite and >= 0") });
+    }
+    Ok(())
+}
+
+/// Bottom generalised eigenvectors 2..d+1 of `(L + lambda I) f = mu D_lambda f` (002 eq. 16),
+/// `F^T D_lambda F = I`, signs canonicalised. `qi` is not used; `w` are the pair weights.
+pub fn geig_embedding(n: usize, w: &[f64], lambda: f64, dim: usize) -> Result<Array2<f64>> {
+    let mut a = Array2::<f64>::zeros((n, n));
+    let mut deg = vec![lambda; n];
+    for_each_pair(n, |i, j, k| {
+        a[[i, j]] = w[k];
+        a[[j, i]] = w[k];
+        deg[i] += w[k];
+        deg[j] += w[k];
+    });
+    let s: Vec<f64> = deg.iter().map(|d| 1.0 / d.sqrt()).collect();
+    // D^{-1/2} (D_lambda - W) D^{-1/2} = I - D^{-1/2} W D^{-1/2}
+    for ((i, j), v) in a.indexed_iter_mut() {
+        *v = if i == j { 1.0 - s[i] * *v * s[j] } else { -s[i] * *v * s[j] };
+    }
+    let e = eigh_bottom(a.view(), dim + 1).map_err(numerical("mpme"))?;
+    let mut y = e.vectors.slice(s![.., 1..]).to_owned();
+    for (mut row, &si) in y.rows_mut().into_iter().zip(s.iter()) {
+        row.mapv_inplace(|v| v * si);
+    }
+    canonicalize_signs(&mut y);
+    Ok(y)
+}
+
+impl Embedder for Mpme {
+    fn name(&self) -> &'static str {
+        "mpme"
+    }
+    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+        check_pair_problem("mpme", &x, self.dim, self.max_iter, self.tol)?;
+        let n = x.nrows();
+        if !(self.lambda > 0.0 && self.lambda.is_finite()) {
+            return Err(MethodError::Input { method: "mpme", reason: format!("lambda = {} must be finite and > 0", self.lambda) });
+        }
+        if !(self.c > 0.0) {
+            return Err(MethodError::Input { method: "mpme", reason: format!("C = {} must be > 0 (inf allowed)", self.c) });
+        }
+        let obj = MpmeObjective::from_data(x, self.dim, self.lambda);
+        if self.c.is_infinite() {
+            if let Some(k) = obj.phi.iter().position(|&p| p == 0.0) {
+                let mut pair = (0, 0);
+                for_each_pair(n, |i, j, kk| {
+                    if kk == k {
+                        pair = (i, j)
+                    }
+                });
+                return Err(MethodError::Input {
+                    method: "mpme",
+                    reason: format!("samples {} and {} coincide (phi = 0): with C = inf the dual is unbounded (w_ij -> inf); use a finite C or remove duplicates", pair.0, pair.1),
+                });
+            }
+        }
+        let upper = 4.0 * self.c;
+        let pg0 = obj.initial_kkt_residual(upper);
+        let r = solve_pairs("mpme", n_pairs(n), upper, self.max_iter, self.tol * pg0, |w, g| obj.eval(w, g).map(|(f, _)| f))?;
+        // final Q^-1 (one more evaluation; also re-checks the reported gradient)
+        let mut g = vec![0.0; r.x.len()];
+        let (f_end, qi) = obj.eval(&r.x, &mut g).map_err(numerical("mpme"))?;
+        let pg = projected_gradient_norm(&r.x, &g, &vec![0.0; g.len()], &vec![upper; g.len()]);
+        let embedding = match self.embedding {
+            MpmeEmbedding::Kpca => crate::kpca::kernel_pca(qi, self.dim)?.0,
+            MpmeEmbedding::Geig => {
+                drop(qi);
+                geig_embedding(n, &r.x, self.lambda, self.dim)?
+            }
+        };
+        let edges = edges_above(n, &r.x, 0.0);
+        let nnz = edges.len();
+        let at_upper = if upper.is_finite() { r.x.iter().filter(|&&v| v >= upper).count() } else { 0 };
+        let mut fitted = Fitted {
+            embedding,
+            graph: Some(Graph { n_vertices: n, edges }),
+            history: r.history.clone(),
+            iterations: r.iterations,
+            converged: r.converged,
+            ..Default::default()
+        };
+        fitted.notes.push(format!(
+            "L-BFGS-B (m = {LBFGSB_MEMORY}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",
+            r.iterations, r.evaluations, r.message
+        ));
+        fitted.notes.push(format!(
+            "KKT residual ||proj grad F||_inf = {pg:.3e} (relative {:.3e}); F = -(d/2) log det(L + lambda I) + (1/2) sum_(i<j) w_ij phi_ij = {f_end:.9e} (history holds F, minimised; eq. 10 = -F)",
+            if pg0 > 0.0 { pg / pg0 } else { 0.0 }
+        ));
+        fitted.notes.push(format!("W: {nnz} of {} pairs non-zero ({:.3}%), {at_upper} at the upper bound 4C", n_pairs(n), 100.0 * nnz as f64 / n_pairs(n) as f64));
+        Ok(fitted)
+    }
+}
+
+pub(crate) fn info() -> MethodInfo {
+    MethodInfo {
+        name: "mpme",
+        summary: "Maximum posterior manifold embedding: max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>, 0 <= w_ij <= 4C (L-BFGS-B over all N(N-1)/2 pairs), then KPCA on (L + lambda I)^-1 or the generalised eigenproblem (L + lambda I) F = D_lambda F Lambda.",
+        reference: "Mao, Wang & Tsang, A unified probabilistic framework for robust manifold learning and embedding, Mach. Learn. 2017 (eqs. 10-17)",
+        params: vec![
+            dim(),
+            float("lambda", 1e-12, 1e12, 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),
+            float("C", 1e-12, f64::INFINITY, f64::INFINITY, "slack penalty C: 0 <= w_ij <= 4C (inf = no upper bound; larger C gives a sparser W)"),
+            int("max_iter", 1, 500, "L-BFGS-B iteration limit"),
+            float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
+            choice("embedding", &["kpca", "geig"], "kpca", "kpca: KPCA on (L + lambda I)^-1 (eq. 17); geig: generalised eigenvectors 2..d+1 of (L + lambda I) f = mu D_lambda f (eq. 16)"),
+        ],
+        build: |p| {
+            Ok(Box::new(Mpme {
+                dim: p.usize("dim"),
+                lambda: p.float("lambda"),
+                c: p.float("C"),
+                max_iter: p.usize("max_iter"),
+                tol: p.float("tol"),
+                embedding: if p.str("embedding") == "geig" { MpmeEmbedding::Geig } else { MpmeEmbedding::Kpca },
+            }))
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    fn circle(n: usize, noise: f64, seed: u64) -> Array2<f64> {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        Array2::from_shape_fn((n, 2), |(i, j)| {
+            let t = 2.0 * std::f64::consts::PI * i as f64 / n as f64;
+            (if j == 0 { t.cos() } else { t.sin() }) + noise * rng.gen_range(-1.0..1.0)
+        })
+    }
+
+    #[test]
+    fn gradient_matches_central_differences() {
+        let x = circle(8, 0.1, 1);
+        let obj = MpmeObjective::from_data(x.view(), 2, 0.7);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
+        let w: Vec<f64> = (0..n_pairs(8)).map(|_| rng.gen_range(0.0..1.5)).collect();
+        let mut g = vec![0.0; w.len()];
+        obj.eval(&w, &mut g).unwrap();
+        let mut s = vec![0.0; w.len()];
+        let h = 1e-6;
+        for k in 0..w.len() {
+            let mut wp = w.clone();
+            wp[k] += h;
+            let fp = obj.eval(&wp, &mut s).unwrap().0;
+            wp[k] -= 2.0 * h;
+            let fm = obj.eval(&wp, &mut s).unwrap().0;
+            let fd = (fp - fm) / (2.0 * h);
+            assert!((fd - g[k]).abs() < 1e-7 * g[k].abs().max(1.0), "k = {k}: fd {fd} vs {}", g[k]);
+        }
+    }
+
+    /// N = 2 has one variable: F(w) = -(d/2) log(lambda (lambda + 2w)) + w phi / 2, minimised at
+    /// w* = d/phi - lambda/2 (if positive, below 4C).
+    #[test]
+    fn two_points_closed_form() {
+        let obj = MpmeObjective { n: 2, phi: vec![0.5], dim: 2.0, lambda: 1.0 };
+        let r = solve_pairs("mpme", 1, f64::INFINITY, 100, 1e-12, |w, g| obj.eval(w, g).map(|(f, _)| f)).unwrap();
+        let want = 2.0 / 0.5 - 0.5;
+        assert!((r.x[0] - want).abs() < 1e-7, "w = {} want {want}", r.x[0]);
+        // with 4C below w*, the bound is active
+        let r = solve_pairs("mpme", 1, 1.0, 100, 1e-12, |w, g| obj.eval(w, g).map(|(f, _)| f)).unwrap();
+        assert_eq!(r.x[0], 1.0);
+    }
+
+    #[test]
+    fn fit_reaches_a_kkt_point_and_history_decreases() {
+        let x = circle(40, 0.05, 4);
+        let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 500, tol: 1e-7, embedding: MpmeEmbedding::Kpca };
+        let f = m.fit(x.view(), 0).unwrap();
+        assert!(f.converged, "{:?}", f.notes);
+        for w in f.history.windows(2) {
+            assert!(w[1] <= w[0] + 1e-12 * w[0].abs(), "F increased: {} -> {}", w[0], w[1]);
+        }
+        let obj = MpmeObjective::from_data(x.view(), 2, 1.0);
+        let mut w = vec![0.0; n_pairs(40)];
+        for &(i, j, v) in &f.graph.as_ref().unwrap().edges {
+            w[crate::logdet::pair_index(40, i, j)] = v;
+        }
+        let mut g = vec![0.0; w.len()];
+        obj.eval(&w, &mut g).unwrap();
+        let pg = projected_gradient_norm(&w, &g, &vec![0.0; w.len()], &vec![f64::INFINITY; w.len()]);
+        let pg0 = obj.initial_kkt_residual(f64::INFINITY);
+        assert!(pg <= 1e-6 * pg0, "KKT residual {pg} (initial {pg0}): {:?}", f.notes);
+        eprintln!("{:?}", f.notes);
+        // W is sparse and the circle's neighbours are linked
+        let e = &f.graph.as_ref().unwrap().edges;
+        assert!(e.len() < n_pairs(40) / 2, "{} edges", e.len());
+        assert!(e.iter().any(|&(i, j, _)| (i, j) == (0, 1)));
+        // a circle embeds as a closed curve: radius roughly constant
+        let r: Vec<f64> = f.embedding.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
+        let (lo, hi) = r.iter().fold((f64::MAX, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+        assert!(lo > 0.5 * hi, "circle radii in [{lo}, {hi}]");
+        // geig embedding runs and is D_lambda-orthonormal
+        let g = Mpme { embedding: MpmeEmbedding::Geig, ..m.clone() }.fit(x.view(), 0).unwrap();
+        assert_eq!(g.embedding.dim(), (40, 2));
+    }
+
+    /// Perturbing the optimum inside the box must not lower F (it is the global minimiser).
+    #[test]
+    fn optimum_is_not_improved_by_feasible_perturbations() {
+        let x = circle(15, 0.1, 9);
+        let obj = MpmeObjective::from_data(x.view(), 2, 0.5);
+        let upper = 4.0 * 0.3;
+        let r = solve_pairs("mpme", n_pairs(15), upper, 1000, 1e-10, |w, g| obj.eval(w, g).map(|(f, _)| f)).unwrap();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut g = vec![0.0; r.x.len()];
+        for _ in 0..50 {
+            let wp: Vec<f64> = r.x.iter().map(|&v| (v + 1e-3 * rng.gen_range(-1.0..1.0)).clamp(0.0, upper)).collect();
+            let fp = obj.eval(&wp, &mut g).unwrap().0;
+            assert!(fp >= r.f - 1e-12 * r.f.abs(), "{fp} < {}", r.f);
+        }
+        assert!(r.x.iter().any(|&v| v == upper) && r.x.iter().any(|&v| v == 0.0), "both bounds active");
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 10, tol: 1e-5, embedding: MpmeEmbedding::Kpca };
+        let mut x = circle(10, 0.0, 1);
+        let r2 = x.row(2).to_owned();
+        x.row_mut(3).assign(&r2);
+        assert!(m.fit(x.view(), 0).unwrap_err().to_string().contains("coincide"));
+        assert!(Mpme { lambda: 0.0, ..m.clone() }.fit(circle(10, 0.1, 1).view(), 0).is_err());
+        assert!(Mpme { dim: 10, ..m.clone() }.fit(circle(10, 0.1, 1).view(), 0).is_err());
+        let mut y = circle(10, 0.1, 1);
+        y[[0, 0]] = f64::NAN;
+        assert!(m.fit(y.view(), 0).is_err());
+    }
+}
