@@ -24,6 +24,8 @@ pub mod lle;
 pub mod params;
 pub mod pca;
 pub mod registry;
+pub mod sparse;
+pub mod spl;
 
 use ndarray::{Array1, Array2, ArrayView2};
 

@@ -78,6 +78,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::kpca::info(),
             crate::laplacian::info(),
             crate::lle::info(),
+            crate::spl::info(),
         ]
     })
 }
