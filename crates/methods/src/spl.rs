@@ -69,9 +69,28 @@ pub struct Spl {
     pub tol: f64,
 }
 
+/// Below this N the `Auto` backend is always sparse (both are fast; the sparse one is the
+/// algorithm of record).
+pub const DENSE_MIN_N: usize = 1000;
+
+/// How `Q` is factored in every iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// [`Backend::Dense`] when the sparse factorisation is predicted slower
+    /// (`200 x flops(L) > N^3`, i.e. the sparse factor is nearly dense, as for data of high
+    /// intrinsic dimension), `N >= DENSE_MIN_N` and `D <= N`, else [`Backend::Sparse`].
+    Auto,
+    /// Sparse Cholesky + selected inversion ([`crate::sparse`]).
+    Sparse,
+    /// Dense LAPACK Cholesky (`dpotrf`) and the dense inverse (`dpotri`), of which only the
+    /// diagonal and edge entries are read: O(N^3) per iteration but at BLAS-3 speed.
+    Dense,
+}
+
 /// The SPL dual problem on a fixed graph: centred data, edges, `phi`, and the symbolic
 /// factorisation of the pattern of `Q` (analysed once).
 pub struct SplProblem {
+    backend: Backend,
     /// Centred data (N x D).
     y: Array2<f64>,
     edges: Vec<(usize, usize)>,
@@ -103,13 +122,27 @@ impl SplProblem {
     /// Sets up the problem on data `x` (N x D, centred here) and graph `edges` (`(i, j, phi_ij)`,
     /// `i < j`, each pair once).
     pub fn new(x: ArrayView2<f64>, edges: &[(usize, usize, f64)], dim: usize, gamma: f64, c: f64) -> Result<SplProblem> {
+        Self::with_backend(x, edges, dim, gamma, c, Backend::Auto)
+    }
+
+    /// [`SplProblem::new`] with a chosen [`Backend`] (`Auto` is resolved here).
+    pub fn with_backend(x: ArrayView2<f64>, edges: &[(usize, usize, f64)], dim: usize, gamma: f64, c: f64, backend: Backend) -> Result<SplProblem> {
         let n = x.nrows();
         let mean = x.mean_axis(Axis(0)).ok_or_else(|| MethodError::Input { method: NAME, reason: "empty data".into() })?;
         let y = (&x - &mean.view().insert_axis(Axis(0))).as_standard_layout().to_owned();
         let e: Vec<(usize, usize)> = edges.iter().map(|&(i, j, _)| (i, j)).collect();
         let phi: Vec<f64> = edges.iter().map(|e| e.2).collect();
         let sym = SymbolicCholesky::analyze(n, &e, Ordering::Auto).map_err(sparse_err)?;
-        Ok(SplProblem { y, edges: e, phi, sym, dim, gamma, c })
+        let nf = n as f64;
+        let backend = match backend {
+            Backend::Auto if n >= DENSE_MIN_N && 200.0 * sym.flops() > nf * nf * nf && x.ncols() <= n && n <= crate::laplacian::DENSE_MAX_N => Backend::Dense,
+            Backend::Auto => Backend::Sparse,
+            b => b,
+        };
+        if backend == Backend::Dense && x.ncols() > n {
+            return Err(MethodError::Input { method: NAME, reason: "the dense backend needs D <= N".into() });
+        }
+        Ok(SplProblem { backend, y, edges: e, phi, sym, dim, gamma, c })
     }
 
     /// Number of edges (dual variables).
@@ -119,6 +152,10 @@ impl SplProblem {
     /// The edges `(i, j)`, aligned with the dual variables.
     pub fn edges(&self) -> &[(usize, usize)] {
         &self.edges
+    }
+    /// The backend in use (never `Auto`).
+    pub fn backend(&self) -> Backend {
+        self.backend
     }
     /// The symbolic factorisation of `Q`'s pattern (ordering, fill).
     pub fn symbolic(&self) -> &SymbolicCholesky {
@@ -145,6 +182,9 @@ impl SplProblem {
 
     /// Evaluates `f`, its gradient (eq. 20) and `W`, `Q^-1 Y W` at `S` (`s >= 0`, one per edge).
     pub fn evaluate(&self, s: &[f64]) -> Result<SplEval> {
+        if self.backend == Backend::Dense {
+            return self.evaluate_dense(s);
+        }
         let (diag, off) = self.q_values(s);
         let f = self.sym.factor(&diag, &off).map_err(sparse_err)?;
         let log_det = f.log_det();
@@ -167,6 +207,56 @@ impl SplProblem {
             .enumerate()
             .map(|(e, &(i, j))| {
                 let tr = zd[i] + zd[j] - 2.0 * ze[e];
+                let p = match &z {
+                    Some(z) => z.row(i).iter().zip(z.row(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
+                    None => 0.0,
+                };
+                0.5 * d * tr + g2 * p - inv_c * s[e] - 2.0 * self.phi[e]
+            })
+            .collect();
+        let objective = 0.5 * d * log_det - self.linear_quadratic(s) - g2 * top.iter().sum::<f64>();
+        Ok(SplEval { objective, grad, log_det, top_eigenvalues: top, w, qinv_yw: z })
+    }
+
+    /// `(log det Q, Q^-1)` densely (`dpotrf`, `dpotri`).
+    fn dense_inverse(&self, s: &[f64]) -> Result<(f64, Array2<f64>)> {
+        let n = self.y.nrows();
+        let (diag, off) = self.q_values(s);
+        let mut q = Array2::<f64>::zeros((n, n));
+        for i in 0..n {
+            q[[i, i]] = diag[i];
+        }
+        for (&(i, j), &v) in self.edges.iter().zip(&off) {
+            q[[i, j]] = v;
+            q[[j, i]] = v;
+        }
+        let ch = structdr_linalg::Cholesky::factor(q.view()).map_err(numerical(NAME))?;
+        drop(q);
+        Ok((ch.log_det(), ch.inverse().map_err(numerical(NAME))?))
+    }
+
+    /// The dense backend of [`Self::evaluate`]: `dpotrf`, `dpotri`, `Y^T Q^-1 Y` by GEMM.
+    fn evaluate_dense(&self, s: &[f64]) -> Result<SplEval> {
+        let (log_det, qi) = self.dense_inverse(s)?;
+        let d = self.dim as f64;
+        let g2 = self.gamma * self.gamma / 8.0;
+        let (top, w, z) = if self.gamma > 0.0 {
+            let qy = qi.dot(&self.y);
+            let m = self.y.t().dot(&qy);
+            let m = (&m + &m.t()) * 0.5;
+            let e = eigh_top(m.view(), self.dim).map_err(numerical(NAME))?;
+            let z = qy.dot(&e.vectors);
+            (e.values.to_vec(), Some(e.vectors), Some(z))
+        } else {
+            (Vec::new(), None, None)
+        };
+        let inv_c = if self.c.is_infinite() { 0.0 } else { 1.0 / self.c };
+        let grad: Vec<f64> = self
+            .edges
+            .iter()
+            .enumerate()
+            .map(|(e, &(i, j))| {
+                let tr = qi[[i, i]] + qi[[j, j]] - qi[[i, j]] - qi[[j, i]];
                 let p = match &z {
                     Some(z) => z.row(i).iter().zip(z.row(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
                     None => 0.0,
@@ -223,9 +313,13 @@ impl SplProblem {
             None => {
                 let n = self.y.nrows();
                 crate::laplacian::check_dense_size(NAME, n)?;
-                let (diag, off) = self.q_values(s);
-                let f = self.sym.factor(&diag, &off).map_err(sparse_err)?;
-                let sigma = f.solve(Array2::<f64>::eye(n).view()) * 0.25;
+                let sigma = if self.backend == Backend::Dense {
+                    self.dense_inverse(s)?.1 * 0.25
+                } else {
+                    let (diag, off) = self.q_values(s);
+                    let f = self.sym.factor(&diag, &off).map_err(sparse_err)?;
+                    f.solve(Array2::<f64>::eye(n).view()) * 0.25
+                };
                 // symmetrise the round-off
                 let sigma = (&sigma + &sigma.t()) * 0.5;
                 crate::kpca::kernel_pca(sigma, self.dim)?.0
@@ -299,10 +393,11 @@ impl Embedder for Spl {
             prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
         let mut f = Fitted { embedding, history, iterations, converged, ..Default::default() };
         f.notes.push(format!(
-            "graph: {} edges (symmetrised {}-NN), {} with s > 0 at the end; sparse Cholesky of Q: {} ordering, nnz(L) = {} ({:.3e} flops per factorisation)",
+            "graph: {} edges (symmetrised {}-NN), {} with s > 0 at the end; backend {:?}; sparse Cholesky of Q: {} ordering, nnz(L) = {} ({:.3e} flops per factorisation)",
             prob.n_edges(),
             self.k,
             active.len(),
+            prob.backend(),
             prob.symbolic().ordering_name(),
             prob.symbolic().nnz_l() + n,
             prob.symbolic().flops()
@@ -425,13 +520,25 @@ mod tests {
     fn check_against_dense(x: &Array2<f64>, k: usize, dim: usize, gamma: f64, c: f64, iters: usize) -> usize {
         let edges = graph(x, k);
         let y = centred(x);
-        let prob = SplProblem::new(x.view(), &edges, dim, gamma, c).unwrap();
+        let mut active = 0;
+        for backend in [Backend::Sparse, Backend::Dense] {
+            if backend == Backend::Dense && x.ncols() > x.nrows() {
+                continue;
+            }
+            active = run_against_dense(x, &edges, &y, dim, gamma, c, iters, backend);
+        }
+        active
+    }
+
+    fn run_against_dense(x: &Array2<f64>, edges: &[(usize, usize, f64)], y: &Array2<f64>, dim: usize, gamma: f64, c: f64, iters: usize, backend: Backend) -> usize {
+        let prob = SplProblem::with_backend(x.view(), edges, dim, gamma, c, backend).unwrap();
+        assert_eq!(prob.backend(), backend);
         let (mut s_sp, mut s_de) = (vec![0.0; edges.len()], vec![0.0; edges.len()]);
         let mut worst = 0.0f64;
         let mut active = 0;
         for t in 0..=iters {
             let ev = prob.evaluate(&s_sp).unwrap();
-            let (f, g, z) = dense_eval(&y, &edges, &s_de, dim, gamma, c);
+            let (f, g, z) = dense_eval(y, edges, &s_de, dim, gamma, c);
             let ef = (ev.objective - f).abs() / f.abs().max(1.0);
             let eg = max_rel(&ev.grad, &g);
             let es = max_rel(&s_sp, &s_de);
@@ -453,7 +560,7 @@ mod tests {
             active = s_sp.iter().filter(|&&v| v > 0.0).count();
         }
         assert!(active > 0, "the test must exercise non-zero S");
-        eprintln!("N = {}, D = {}, gamma = {gamma}, C = {c}: worst relative deviation from the dense reference {worst:.2e}, {active}/{} active edges", x.nrows(), x.ncols(), edges.len());
+        eprintln!("{backend:?}: N = {}, D = {}, gamma = {gamma}, C = {c}: worst relative deviation from the dense reference {worst:.2e}, {active}/{} active edges", x.nrows(), x.ncols(), edges.len());
         active
     }
 
