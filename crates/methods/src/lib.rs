@@ -15,6 +15,7 @@
 //! | `kpca` | [`kpca`] | top-d eigenvectors of the centred Gaussian kernel |
 //! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
 //! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
+//! | `spl` | [`spl`] | dual over S on a K-NN graph, `Q = diag(S1) - S + (gamma+1)/4 I`, `X = (gamma/4) Q^-1 Y W` (000 Alg. 1) |
 //! | `drtree`, `ddrtree` | [`ddrtree`] | `min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r log r]` (Alg. 2) |
 //! | `mpme` | [`mpme`] | `max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>`, `0 <= w <= 4C`, then KPCA on `(L + lambda I)^-1` (002 eqs. 10-17) |
 //! | `esl` | [`esl`] | `min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij)`, `0 <= w <= C`, per-component KPCA (001 Alg. 1) |
@@ -34,6 +35,8 @@ pub mod optim;
 pub mod params;
 pub mod pca;
 pub mod registry;
+pub mod sparse;
+pub mod spl;
 
 use ndarray::{Array1, Array2, ArrayView2};
 

@@ -78,6 +78,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::kpca::info(),
             crate::laplacian::info(),
             crate::lle::info(),
+            crate::spl::info(),
             crate::ddrtree::info_drtree(),
             crate::ddrtree::info_ddrtree(),
             crate::fsl::info(),
