@@ -15,15 +15,18 @@
 //! | `kpca` | [`kpca`] | top-d eigenvectors of the centred Gaussian kernel |
 //! | `le` | [`laplacian`] | bottom non-trivial generalised eigenvectors of `L v = lambda D v` |
 //! | `lle` | [`lle`] | bottom non-trivial eigenvectors of `(I - W)^T (I - W)` |
+//! | `rpg-tree`, `rpg-l1`, `rpg-landmark` | [`rpg`] | principal graph: `P` softmax, `W` MST / LP (19, 23), `C = (2/gamma L + Lambda)^-1 P^T X` |
 
 pub mod graph;
 pub mod identity;
+pub mod kmeans;
 pub mod kpca;
 pub mod laplacian;
 pub mod lle;
 pub mod params;
 pub mod pca;
 pub mod registry;
+pub mod rpg;
 
 use ndarray::{Array1, Array2, ArrayView2};
 
@@ -49,6 +52,9 @@ pub enum MethodError {
         #[source]
         source: structdr_linalg::LinalgError,
     },
+    /// An optimisation solver (LP / QP) stopped without a usable solution.
+    #[error("{method}: solver failure: {reason}")]
+    Solver { method: &'static str, reason: String },
 }
 
 /// Result alias for methods.

@@ -78,6 +78,9 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::kpca::info(),
             crate::laplacian::info(),
             crate::lle::info(),
+            crate::rpg::info_tree(),
+            crate::rpg::info_l1(),
+            crate::rpg::info_landmark(),
         ]
     })
 }
