@@ -458,6 +458,7 @@ impl Rpg {
         let k = self.validate(&x)?;
         let n = x.nrows();
         let mut notes = Vec::new();
+        let t0 = std::time::Instant::now();
         let c0 = if k == n {
             notes.push(format!("K = N = {n}: centres initialised at the data points"));
             x.to_owned()
@@ -469,7 +470,9 @@ impl Rpg {
             notes.push(format!("K = {k} centres initialised by k-means (seed {seed}, {} Lloyd iterations, converged {}, SSE {:.6e})", km.iterations, km.converged, km.sse));
             km.centres
         };
+        let t_init = t0.elapsed().as_secs_f64();
         let cand = if self.graph == GraphKind::L1 { l1_candidate_edges(c0.view(), self.nn)? } else { Vec::new() };
+        let (mut t_p, mut t_w, mut t_c) = (0.0, 0.0, 0.0);
         let sum_x2: f64 = x.iter().map(|v| v * v).sum();
         let mut c = c0.clone();
         let mut history: Vec<f64> = Vec::new();
@@ -479,7 +482,10 @@ impl Rpg {
         for it in 1..=self.max_iter {
             iterations = it;
             // 1. P from C_{l-1}.
+            let ts = std::time::Instant::now();
             let sa = soft_assign(x, c.view(), self.sigma, false, false);
+            t_p += ts.elapsed().as_secs_f64();
+            let ts = std::time::Instant::now();
             // 2. W from Phi(C_{l-1}).
             w_edges = match self.graph {
                 GraphKind::Tree => {
@@ -492,8 +498,11 @@ impl Rpg {
                     cand.iter().zip(w).map(|(&(i, j), w)| (i, j, w)).collect()
                 }
             };
+            t_w += ts.elapsed().as_secs_f64();
+            let ts = std::time::Instant::now();
             // 3. C = (2/gamma L + Lambda)^-1 P^T X.
             c = update_centres(sa.ptx.view(), sa.mass.view(), &w_edges, self.gamma)?;
+            t_c += ts.elapsed().as_secs_f64();
             // rho(W_l, C_l, P_l): the data term at the new C from the statistics of P_l.
             let cross: f64 = (&c * &sa.ptx).sum();
             let cnorm: f64 = c.axis_iter(Axis(0)).zip(sa.mass.iter()).map(|(r, &mk)| mk * r.dot(&r)).sum();
@@ -515,7 +524,12 @@ impl Rpg {
             }
         }
         let keep = n * k <= KEEP_P_MAX_ENTRIES;
+        let ts = std::time::Instant::now();
         let fin = soft_assign(x, c.view(), self.sigma, keep, true);
+        notes.push(format!(
+            "wall time: initialisation {t_init:.3} s; {iterations} iterations: P-step {t_p:.3} s, W-step {t_w:.3} s, C-step {t_c:.3} s; final P C {:.3} s",
+            ts.elapsed().as_secs_f64()
+        ));
         let wmax = w_edges.iter().map(|e| e.2).fold(0.0f64, f64::max);
         let kept: Vec<(usize, usize, f64)> = w_edges.iter().copied().filter(|e| e.2 > 1e-9 * wmax).collect();
         if self.graph == GraphKind::L1 {
