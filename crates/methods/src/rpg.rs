@@ -577,10 +577,10 @@ fn common_params(ncenter_doc: &'static str, sigma: f64, gamma: f64, lambda: f64,
     vec![
         int("ncenter", 0, 0, ncenter_doc),
         float("lambda", 0.0, f64::INFINITY, lambda, lambda_doc),
-        float("sigma", f64::MIN_POSITIVE, f64::INFINITY, sigma, "softmax bandwidth sigma > 0: p_ik ∝ exp(-||x_i - c_k||^2 / sigma) (004 eq. 18)"),
-        float("gamma", f64::MIN_POSITIVE, f64::INFINITY, gamma, "trade-off gamma > 0 between the graph length and the data term (C = (2/gamma L + Lambda)^-1 P^T X)"),
+        float("sigma", 0.0, f64::INFINITY, sigma, "softmax bandwidth sigma > 0 (0 is rejected at fit time): p_ik ∝ exp(-||x_i - c_k||^2 / sigma) (004 eq. 18)"),
+        float("gamma", 0.0, f64::INFINITY, gamma, "trade-off gamma > 0 (0 is rejected at fit time) between the graph length and the data term (C = (2/gamma L + Lambda)^-1 P^T X)"),
         int("max_iter", 1, 100, "maximum number of alternating iterations"),
-        float("tol", 0.0, f64::INFINITY, 1e-5, "stop when |rho_l - rho_{l-1}| <= tol |rho_{l-1}| (paper: 1e-5)"),
+        float("tol", 0.0, f64::INFINITY, 1e-5, "stop when abs(rho_l - rho_{l-1}) <= tol abs(rho_{l-1}) (paper: 1e-5)"),
         int("nn", 0, 5, nn_doc),
     ]
 }

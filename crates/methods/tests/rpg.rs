@@ -321,8 +321,11 @@ fn bad_input_gives_clear_errors() {
     }
     let e = err(Rpg { ncenter: 5, ..base() }, few.view());
     assert!(e.contains("distinct") && e.contains("k-means"), "{e}");
-    // Parameter schema rejects sigma <= 0 before fitting.
+    // Through the registry: the schema rejects sigma < 0, fit rejects sigma = 0.
     let mut p = ParamMap::new();
-    p.insert("sigma".into(), ParamValue::Float(0.0));
+    p.insert("sigma".into(), ParamValue::Float(-1.0));
     assert!(lookup("rpg-tree").unwrap().instantiate(&p).is_err());
+    p.insert("sigma".into(), ParamValue::Float(0.0));
+    let (_, m) = lookup("rpg-tree").unwrap().instantiate(&p).unwrap();
+    assert!(m.fit(x.view(), 0).err().unwrap().to_string().contains("sigma = 0 must be positive"));
 }
