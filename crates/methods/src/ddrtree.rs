@@ -648,80 +648,6 @@ fn top_eigvecs_dense(g: ArrayView2<f64>, d: usize) -> Result<Array2<f64>> {
 // ---------------------------------------------------------------------------------------------
 // k-means
 
-/// Lloyd iterations from `init` (K x d) for at most `max_iter` sweeps: nearest centre (ties: lowest
-/// index), then means; an empty cluster keeps its centre.
-pub fn lloyd(z: ArrayView2<f64>, init: Array2<f64>, max_iter: usize) -> Array2<f64> {
-    let (n, k) = (z.nrows(), init.nrows());
-    let mut c = init;
-    let mut labels = vec![usize::MAX; n];
-    for _ in 0..max_iter {
-        let new: Vec<usize> = (0..n)
-            .into_par_iter()
-            .map(|i| {
-                let mut best = (f64::INFINITY, 0);
-                for kk in 0..k {
-                    let dd = sq(z.row(i), c.row(kk));
-                    if dd < best.0 {
-                        best = (dd, kk);
-                    }
-                }
-                best.1
-            })
-            .collect();
-        if new == labels {
-            break;
-        }
-        labels = new;
-        let mut sums = Array2::<f64>::zeros(c.raw_dim());
-        let mut counts = vec![0usize; k];
-        for (i, &l) in labels.iter().enumerate() {
-            sums.row_mut(l).scaled_add(1.0, &z.row(i));
-            counts[l] += 1;
-        }
-        for kk in 0..k {
-            if counts[kk] > 0 {
-                let row = &sums.row(kk) / counts[kk] as f64;
-                c.row_mut(kk).assign(&row);
-            }
-        }
-    }
-    c
-}
-
-/// k-means++ seeding (Arthur & Vassilvitskii 2007) with a Xoshiro256++ stream from `seed`.
-/// Errors when fewer than K distinct points exist.
-fn kmeans_pp(z: ArrayView2<f64>, k: usize, seed: u64) -> Result<Array2<f64>> {
-    let n = z.nrows();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut chosen = vec![rng.gen_range(0..n)];
-    let mut d2: Vec<f64> = (0..n).map(|i| sq(z.row(i), z.row(chosen[0]))).collect();
-    while chosen.len() < k {
-        let total: f64 = d2.iter().sum();
-        if total <= 0.0 {
-            return Err(input_err(format!("only {} distinct latent points, fewer than ncenter = {k}: k-means cannot place distinct centres (lower ncenter)", chosen.len())));
-        }
-        let mut t = rng.gen_range(0.0..total);
-        let mut pick = n;
-        for (i, &w) in d2.iter().enumerate() {
-            if w > 0.0 {
-                pick = i;
-                if t < w {
-                    break;
-                }
-                t -= w;
-            }
-        }
-        chosen.push(pick);
-        for i in 0..n {
-            d2[i] = d2[i].min(sq(z.row(i), z.row(pick)));
-        }
-    }
-    let mut c = Array2::zeros((k, z.ncols()));
-    for (r, &i) in chosen.iter().enumerate() {
-        c.row_mut(r).assign(&z.row(i));
-    }
-    Ok(c)
-}
 
 /// R's `seq(1, N, length.out = K)` truncated to 0-based row indices (R DDRTree's k-means start).
 pub fn r_seq_rows(n: usize, k: usize) -> Vec<usize> {
@@ -856,11 +782,10 @@ impl DdrTree {
                         }
                     }
                 }
-                lloyd(z0.view(), c, k)
+                crate::kmeans::lloyd_from(z0.view(), c, k).centres
             }
             None => {
-                let c = kmeans_pp(z0.view(), k, seed)?;
-                lloyd(z0.view(), c, 300)
+                crate::kmeans::kmeans(z0.view(), k, seed, 300)?.centres
             }
         };
         if self.centres == Centres::Monocle {

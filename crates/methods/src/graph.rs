@@ -385,7 +385,7 @@ pub fn mst_prim(n: usize, weight: impl Fn(usize, usize) -> f64) -> Vec<(usize, u
         let mut best = usize::MAX;
         let mut best_key = f64::INFINITY;
         for v in 0..n {
-            if !in_tree[v] && (best == usize::MAX || key[v] < best_key) {
+            if !in_tree[v] && (best == usize::MAX || key[v] < best_key || (best_key.is_nan() && !key[v].is_nan())) {
                 best = v;
                 best_key = key[v];
             }
@@ -419,6 +419,21 @@ pub fn mst_sq_euclidean(points: ArrayView2<f64>) -> Vec<(usize, usize, f64)> {
     })
 }
 
+
+/// Minimum spanning tree of the complete graph with edge costs `sq_dists[[i, j]]` (K x K,
+/// symmetric; only the upper triangle `i < j` is read): the tree `T` minimising
+/// `sum_{(i,j) in T} sq_dists[[i, j]]` (004 eq. 12 / 20) by [`mst_prim`] (O(K^2), deterministic
+/// ties, zero-length edges kept). Returns the K - 1 edges `(i, j, cost)` with `i < j`, sorted.
+/// Panics if `sq_dists` is not square.
+pub fn minimum_spanning_tree(sq_dists: ArrayView2<f64>) -> Vec<(usize, usize, f64)> {
+    let k = sq_dists.nrows();
+    assert_eq!(k, sq_dists.ncols(), "minimum_spanning_tree: cost matrix must be square");
+    let cost = |i: usize, j: usize| if i < j { sq_dists[[i, j]] } else { sq_dists[[j, i]] };
+    let mut edges: Vec<(usize, usize, f64)> = mst_prim(k, cost).into_iter().map(|(p, c, w)| (p.min(c), p.max(c), w)).collect();
+    edges.sort_unstable_by_key(|e| (e.0, e.1));
+    edges
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,5 +463,63 @@ mod tests {
         let g = knn(x.view(), 1).unwrap();
         assert_eq!(g.indices.column(0).to_vec(), vec![1, 0, 1, 2]);
         assert_eq!(symmetrised_edges(&g), vec![(0, 1, 1.0), (1, 2, 4.0), (2, 3, 16.0)]);
+    }
+
+    #[test]
+    fn minimum_spanning_tree_matches_brute_force() {
+        use rand::{Rng, SeedableRng};
+        // Every spanning tree of K = 6 points (C(15, 5) = 3003 edge subsets), several point sets,
+        // one with duplicates (zero-length edges) and one with ties (a unit square grid).
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut sets: Vec<Array2<f64>> = (0..4).map(|_| Array2::from_shape_fn((6, 2), |_| rng.gen::<f64>())).collect();
+        let mut dup = sets[0].clone();
+        dup.row_mut(3).assign(&sets[0].row(1).to_owned());
+        sets.push(dup);
+        sets.push(ndarray::array![[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]);
+        for x in &sets {
+            let k = x.nrows();
+            let d = Array2::from_shape_fn((k, k), |(i, j)| exact_sq_dist(x.row(i), x.row(j)));
+            let t = minimum_spanning_tree(d.view());
+            assert_eq!(t.len(), k - 1);
+            // spans: union-find over the returned edges gives one component
+            let mut parent: Vec<usize> = (0..k).collect();
+            for &(i, j, w) in &t {
+                assert!(i < j);
+                assert_eq!(w, d[[i, j]]);
+                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                assert_ne!(a, b, "cycle");
+                parent[a] = b;
+            }
+            let total: f64 = t.iter().map(|e| e.2).sum();
+            let pairs: Vec<(usize, usize)> = (0..k).flat_map(|i| ((i + 1)..k).map(move |j| (i, j))).collect();
+            let mut best = f64::INFINITY;
+            for mask in 0u32..(1 << pairs.len()) {
+                if mask.count_ones() as usize != k - 1 {
+                    continue;
+                }
+                let mut par: Vec<usize> = (0..k).collect();
+                let mut ok = true;
+                let mut w = 0.0;
+                for (b, &(i, j)) in pairs.iter().enumerate() {
+                    if mask >> b & 1 == 1 {
+                        let (a, c) = (find(&mut par, i), find(&mut par, j));
+                        if a == c {
+                            ok = false;
+                            break;
+                        }
+                        par[a] = c;
+                        w += d[[i, j]];
+                    }
+                }
+                if ok && w < best {
+                    best = w;
+                }
+            }
+            assert!((total - best).abs() <= 1e-12 * best.max(1.0), "prim {total} vs brute force {best}");
+        }
+        // Determinism with ties: the unit grid always gives the same tree.
+        let g = &sets[5];
+        let d = Array2::from_shape_fn((6, 6), |(i, j)| exact_sq_dist(g.row(i), g.row(j)));
+        assert_eq!(minimum_spanning_tree(d.view()), vec![(0, 1, 1.0), (0, 3, 1.0), (1, 2, 1.0), (1, 4, 1.0), (2, 5, 1.0)]);
     }
 }

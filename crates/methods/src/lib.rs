@@ -20,12 +20,14 @@
 //! | `mpme` | [`mpme`] | `max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>`, `0 <= w <= 4C`, then KPCA on `(L + lambda I)^-1` (002 eqs. 10-17) |
 //! | `esl` | [`esl`] | `min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij)`, `0 <= w <= C`, per-component KPCA (001 Alg. 1) |
 //! | `fsl` | [`fsl`] | feature weights theta of 001 problem (34); embedding = X on the top-ranked features |
+//! | `rpg-tree`, `rpg-l1`, `rpg-landmark` | [`rpg`] | principal graph: `P` softmax, `W` MST / LP (19, 23), `C = (2/gamma L + Lambda)^-1 P^T X` |
 
 pub mod ddrtree;
 pub mod esl;
 pub mod fsl;
 pub mod graph;
 pub mod identity;
+pub mod kmeans;
 pub mod kpca;
 pub mod laplacian;
 pub mod lle;
@@ -35,6 +37,7 @@ pub mod optim;
 pub mod params;
 pub mod pca;
 pub mod registry;
+pub mod rpg;
 pub mod sparse;
 pub mod spl;
 
@@ -62,6 +65,9 @@ pub enum MethodError {
         #[source]
         source: structdr_linalg::LinalgError,
     },
+    /// An optimisation solver (LP / QP) stopped without a usable solution.
+    #[error("{method}: solver failure: {reason}")]
+    Solver { method: &'static str, reason: String },
 }
 
 /// Result alias for methods.

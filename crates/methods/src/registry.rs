@@ -84,6 +84,9 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::fsl::info(),
             crate::mpme::info(),
             crate::esl::info(),
+            crate::rpg::info_tree(),
+            crate::rpg::info_l1(),
+            crate::rpg::info_landmark(),
         ]
     })
 }
