@@ -37,9 +37,24 @@ fetch: build
 table1: build
     {{bin}} run experiments/table1_loocv.toml
 
+# Principal graphs on the synthetic sets and the convergence curve (004 Fig. 3, 5).
+figures-rpg: build
+    {{bin}} run experiments/rpg_principal_graphs.toml
+
+# DDRTree on one COIL20 object and on all 20, with adjacency matrices (000 Fig. 4 / 004 Fig. 6).
+figures-ddrtree: build
+    {{bin}} run experiments/ddrtree_coil20.toml
+
+# Landmark principal trees of PenDigits and Fashion-MNIST (004 Fig. 10).
+figures-landmark: build
+    {{bin}} run experiments/landmark_trees.toml
+
+# Every figure of the tree issue.
+figures-trees: figures-rpg figures-ddrtree figures-landmark
+
 # Criterion benchmarks (eigendecomposition, 1-NN LOOCV, k-means).
 bench:
-    cargo bench -p structdr-linalg -p structdr-eval -- --quick
+    cargo bench -p structdr-linalg -p structdr-eval -p structdr-methods -- --quick
 
 # Regenerate docs/methods.md from the method registry.
 docs: build

@@ -150,7 +150,9 @@ where
         let xs = panel.points.iter().map(|p| p.0);
         let ys: Vec<f64> = panel.points.iter().map(|p| p.1).collect();
         let x1 = xs.fold(1.0f64, f64::max);
-        let (lo, hi) = (ys.iter().cloned().fold(f64::INFINITY, f64::min), ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+        let finite: Vec<f64> = ys.iter().cloned().filter(|v| v.is_finite()).collect();
+        // An empty or non-finite series gets a unit range (plotters loops on NaN ranges).
+        let (lo, hi) = if finite.is_empty() { (0.0, 1.0) } else { (finite.iter().cloned().fold(f64::INFINITY, f64::min), finite.iter().cloned().fold(f64::NEG_INFINITY, f64::max)) };
         let w = if (hi - lo).abs() < 1e-12 { 1.0 } else { hi - lo };
         let mut chart = ChartBuilder::on(area)
             .caption(&panel.title, ("sans-serif", 14))
@@ -160,8 +162,9 @@ where
             .build_cartesian_2d(0.0..x1, (lo - 0.05 * w)..(hi + 0.05 * w))
             .map_err(|e| e.to_string())?;
         chart.configure_mesh().x_desc(&panel.x_label).y_desc(&panel.y_label).label_style(("sans-serif", 11)).draw().map_err(|e| e.to_string())?;
-        chart.draw_series(LineSeries::new(panel.points.iter().cloned(), PALETTE[0].stroke_width(2))).map_err(|e| e.to_string())?;
-        chart.draw_series(panel.points.iter().map(|&p| Circle::new(p, 3, PALETTE[1].filled()))).map_err(|e| e.to_string())?;
+        let pts: Vec<(f64, f64)> = panel.points.iter().cloned().filter(|p| p.1.is_finite()).collect();
+        chart.draw_series(LineSeries::new(pts.iter().cloned(), PALETTE[0].stroke_width(2))).map_err(|e| e.to_string())?;
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, PALETTE[1].filled()))).map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }

@@ -144,7 +144,8 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
                 }
                 FigureKind::Convergence => {
                     let points = f.history.iter().enumerate().map(|(i, &v)| ((i + 1) as f64, v)).collect();
-                    lines.push(figure::LinePanel { title: p.title.clone(), points, x_label: "iteration".into(), y_label: "objective".into() });
+                    let title = if f.history.is_empty() { format!("{} (closed form: no iterations)", p.title) } else { format!("{} ({} iterations)", p.title, f.history.len()) };
+                    lines.push(figure::LinePanel { title, points, x_label: "iteration".into(), y_label: "objective".into() });
                 }
                 FigureKind::Adjacency => {
                     let n = f.centres.as_ref().map(|c| c.nrows()).unwrap_or(f.embedding.nrows());
