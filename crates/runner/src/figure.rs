@@ -97,7 +97,7 @@ where
         let (x0, x1) = if xs.is_empty() { (0.0, 1.0) } else { pad(&xs) };
         let (y0, y1) = if ys.is_empty() { (0.0, 1.0) } else { pad(&ys) };
         let mut chart = ChartBuilder::on(area)
-            .caption(&panel.title, ("sans-serif", 14))
+            .caption(&panel.title, ("sans-serif", 12))
             .margin(8)
             .x_label_area_size(28)
             .y_label_area_size(44)
@@ -155,7 +155,7 @@ where
         let (lo, hi) = if finite.is_empty() { (0.0, 1.0) } else { (finite.iter().cloned().fold(f64::INFINITY, f64::min), finite.iter().cloned().fold(f64::NEG_INFINITY, f64::max)) };
         let w = if (hi - lo).abs() < 1e-12 { 1.0 } else { hi - lo };
         let mut chart = ChartBuilder::on(area)
-            .caption(&panel.title, ("sans-serif", 14))
+            .caption(&panel.title, ("sans-serif", 12))
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(64)
@@ -202,7 +202,7 @@ where
     for (panel, area) in panels.iter().zip(root.split_evenly((rows, cols)).iter()) {
         let n = panel.n.max(1) as f64;
         let mut chart = ChartBuilder::on(area)
-            .caption(&panel.title, ("sans-serif", 14))
+            .caption(&panel.title, ("sans-serif", 12))
             .margin(8)
             .x_label_area_size(28)
             .y_label_area_size(44)
