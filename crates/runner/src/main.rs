@@ -88,6 +88,10 @@ struct EmbedArgs {
     /// Write the 0-based component index of every point (.npy, int64), when the method has them.
     #[arg(long)]
     components_out: Option<PathBuf>,
+    /// Write the coordinates of the graph's vertices (.npy, float64) when they are learned centres
+    /// (DDRTree: latent centres; principal graphs: principal points in the input space).
+    #[arg(long)]
+    centres_out: Option<PathBuf>,
     /// Seed for randomised methods.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -292,6 +296,10 @@ fn embed(a: EmbedArgs) -> Result<()> {
             s.push_str(&format!("{i},{j},{w:?}\n"));
         }
         structdr::atomic_write(g, s.as_bytes())?;
+    }
+    if let Some(c) = &a.centres_out {
+        let Some(centres) = &fitted.centres else { bail!("method '{}' learns no centres; drop --centres-out", a.method) };
+        ndarray_npy::write_npy(c, centres).with_context(|| format!("writing {}", c.display()))?;
     }
     if let Some(c) = &a.components_out {
         let Some(comp) = &fitted.components else { bail!("method '{}' returns no components; drop --components-out", a.method) };
