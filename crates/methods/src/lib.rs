@@ -40,6 +40,8 @@ pub mod registry;
 pub mod rpg;
 pub mod sparse;
 pub mod spl;
+#[cfg(test)]
+mod testing;
 
 use ndarray::{Array1, Array2, ArrayView2};
 

@@ -305,19 +305,7 @@ mod tests {
         let obj = MpmeObjective::from_data(x.view(), 2, 0.7);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
         let w: Vec<f64> = (0..n_pairs(8)).map(|_| rng.gen_range(0.0..1.5)).collect();
-        let mut g = vec![0.0; w.len()];
-        obj.eval(&w, &mut g).unwrap();
-        let mut s = vec![0.0; w.len()];
-        let h = 1e-6;
-        for k in 0..w.len() {
-            let mut wp = w.clone();
-            wp[k] += h;
-            let fp = obj.eval(&wp, &mut s).unwrap().0;
-            wp[k] -= 2.0 * h;
-            let fm = obj.eval(&wp, &mut s).unwrap().0;
-            let fd = (fp - fm) / (2.0 * h);
-            assert!((fd - g[k]).abs() < 1e-7 * g[k].abs().max(1.0), "k = {k}: fd {fd} vs {}", g[k]);
-        }
+        crate::testing::assert_gradient_matches_central_differences(|w, g| obj.eval(w, g).unwrap().0, &w, 1e-6, 1e-7);
     }
 
     /// N = 2 has one variable: F(w) = -(d/2) log(lambda (lambda + 2w)) + w phi / 2, minimised at

@@ -107,24 +107,33 @@ where
         chart
             .draw_series(panel.points.iter().enumerate().map(|(i, &(x, y))| Circle::new((x, y), 2, colour_of(colouring, i, &label_rank, range).filled())))
             .map_err(|e| e.to_string())?;
-        let edge_style = if panel.centres.is_empty() { RGBColor(120, 120, 120).mix(0.6).stroke_width(1) } else { BLACK.stroke_width(2) };
+        // Large graphs: thin edges and no vertex dots, so the coloured points stay visible.
+        let large = vertices.len() > 300;
+        let edge_style = if panel.centres.is_empty() || large { BLACK.mix(0.7).stroke_width(1) } else { BLACK.stroke_width(2) };
         chart.draw_series(panel.edges.iter().map(|&(i, j)| PathElement::new(vec![vertices[i], vertices[j]], edge_style))).map_err(|e| e.to_string())?;
-        chart.draw_series(panel.centres.iter().map(|&c| Circle::new(c, 3, BLACK.filled()))).map_err(|e| e.to_string())?;
+        if !large {
+            chart.draw_series(panel.centres.iter().map(|&c| Circle::new(c, 3, BLACK.filled()))).map_err(|e| e.to_string())?;
+        }
     }
     root.present().map_err(|e| e.to_string())
 }
 
-/// Draws the panels to `<stem>.png` (1200 px wide) and `<stem>.svg`; returns both paths.
-pub fn write_figure(stem: &Path, title: &str, panels: &[Panel], colouring: &Colouring) -> Result<(PathBuf, PathBuf), String> {
+/// Size of a grid of `n` panels of `cell_w` x `cell_h` pixels (at most 4 per row, at least 640 px
+/// wide so the title fits), after registering fonts and creating the output directory; returns the
+/// size and the PNG / SVG paths of `stem`.
+fn canvas(stem: &Path, n: usize, cell_w: u32, cell_h: u32) -> Result<((u32, u32), PathBuf, PathBuf), String> {
     register_fonts();
     if let Some(dir) = stem.parent() {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     }
-    let cols = panels.len().clamp(1, 4) as u32;
-    let rows = panels.len().div_ceil(cols as usize).max(1) as u32;
-    let size = (360 * cols, 340 * rows + 40);
-    let png = stem.with_extension("png");
-    let svg = stem.with_extension("svg");
+    let cols = n.clamp(1, 4) as u32;
+    let rows = n.div_ceil(cols as usize).max(1) as u32;
+    Ok((((cell_w * cols).max(640), cell_h * rows + 40), stem.with_extension("png"), stem.with_extension("svg")))
+}
+
+/// Draws the panels to `<stem>.png` and `<stem>.svg`; returns both paths.
+pub fn write_figure(stem: &Path, title: &str, panels: &[Panel], colouring: &Colouring) -> Result<(PathBuf, PathBuf), String> {
+    let (size, png, svg) = canvas(stem, panels.len(), 360, 340)?;
     draw(BitMapBackend::new(&png, size).into_drawing_area(), title, panels, colouring)?;
     draw(SVGBackend::new(&svg, size).into_drawing_area(), title, panels, colouring)?;
     Ok((png, svg))
@@ -171,14 +180,7 @@ where
 
 /// Writes line panels to `<stem>.png` and `<stem>.svg`.
 pub fn write_lines(stem: &Path, title: &str, panels: &[LinePanel]) -> Result<(PathBuf, PathBuf), String> {
-    register_fonts();
-    if let Some(dir) = stem.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    }
-    let cols = panels.len().clamp(1, 4) as u32;
-    let rows = panels.len().div_ceil(cols as usize).max(1) as u32;
-    let size = (360 * cols, 300 * rows + 40);
-    let (png, svg) = (stem.with_extension("png"), stem.with_extension("svg"));
+    let (size, png, svg) = canvas(stem, panels.len(), 360, 300)?;
     draw_lines(BitMapBackend::new(&png, size).into_drawing_area(), title, panels)?;
     draw_lines(SVGBackend::new(&svg, size).into_drawing_area(), title, panels)?;
     Ok((png, svg))
@@ -217,14 +219,7 @@ where
 
 /// Writes adjacency panels to `<stem>.png` and `<stem>.svg`.
 pub fn write_adjacency(stem: &Path, title: &str, panels: &[AdjacencyPanel]) -> Result<(PathBuf, PathBuf), String> {
-    register_fonts();
-    if let Some(dir) = stem.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    }
-    let cols = panels.len().clamp(1, 4) as u32;
-    let rows = panels.len().div_ceil(cols as usize).max(1) as u32;
-    let size = (360 * cols, 380 * rows + 40);
-    let (png, svg) = (stem.with_extension("png"), stem.with_extension("svg"));
+    let (size, png, svg) = canvas(stem, panels.len(), 360, 380)?;
     draw_adjacency(BitMapBackend::new(&png, size).into_drawing_area(), title, panels)?;
     draw_adjacency(SVGBackend::new(&svg, size).into_drawing_area(), title, panels)?;
     Ok((png, svg))
