@@ -1,5 +1,5 @@
-//! Wall-clock timings of KPCA, LE and LLE at N = 5000, D = 16 (ignored by default; no timed
-//! assertions). Run: `cargo test --release -p structdr-methods --test timing -- --ignored --nocapture`.
+//! Wall-clock timings of KPCA, LE and LLE at N = 5000, D = 16 (N from STRUCTDR_TIMING_N).
+//! Run: `cargo run --release -p structdr-methods --example timing_baselines`.
 
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
@@ -8,9 +8,7 @@ use std::time::Instant;
 use structdr_methods::graph::knn;
 use structdr_methods::{lookup, ParamMap};
 
-#[test]
-#[ignore]
-fn timings_n5000_d16() {
+fn main() {
     let n: usize = std::env::var("STRUCTDR_TIMING_N").ok().and_then(|s| s.parse().ok()).unwrap_or(5000);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
     // a noisy 2-manifold in 16 dimensions
