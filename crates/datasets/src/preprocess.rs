@@ -61,25 +61,28 @@ fn check(x: &Array2<f64>, what: &'static str) -> Result<()> {
 /// `s_j = sqrt(sum_i (x_ij - mean_j)^2 / (N - 1))` (MATLAB `zscore`; `N = 1` counts as constant).
 /// Constant features (`max_j == min_j`) are set to 0; their indices are returned.
 pub fn zscore(x: &Array2<f64>) -> Result<(Array2<f64>, Vec<usize>)> {
-    check(x, "zscore")?;
     let n = x.nrows();
+    per_feature(x, "zscore", |col, _, _| {
+        let mean = col.sum() / n as f64;
+        let sd = (col.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64).sqrt();
+        col.mapv_inplace(|v| (v - mean) / sd);
+    })
+}
+
+/// Applies `scale(column, min, max)` to every non-constant feature of a copy of `x`; constant
+/// features (`max == min`) become 0 and their indices are returned.
+fn per_feature(x: &Array2<f64>, what: &'static str, scale: impl Fn(&mut ndarray::ArrayViewMut1<f64>, f64, f64)) -> Result<(Array2<f64>, Vec<usize>)> {
+    check(x, what)?;
     let mut z = x.clone();
     let mut constant = Vec::new();
     for (j, mut col) in z.axis_iter_mut(Axis(1)).enumerate() {
-        let (lo, hi) = col
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
+        let (lo, hi) = col.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
         if lo == hi {
             col.fill(0.0);
             constant.push(j);
-            continue;
+        } else {
+            scale(&mut col, lo, hi);
         }
-        let mean = col.sum() / n as f64;
-        let var = col.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
-        let sd = var.sqrt();
-        col.mapv_inplace(|v| (v - mean) / sd);
     }
     Ok((z, constant))
 }
@@ -87,23 +90,7 @@ pub fn zscore(x: &Array2<f64>) -> Result<(Array2<f64>, Vec<usize>)> {
 /// Per-feature scaling to [0, 1]: `(x_ij - min_j) / (max_j - min_j)`. Constant features become 0;
 /// their indices are returned.
 pub fn minmax01(x: &Array2<f64>) -> Result<(Array2<f64>, Vec<usize>)> {
-    check(x, "minmax01")?;
-    let mut z = x.clone();
-    let mut constant = Vec::new();
-    for (j, mut col) in z.axis_iter_mut(Axis(1)).enumerate() {
-        let (lo, hi) = col
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
-        if lo == hi {
-            col.fill(0.0);
-            constant.push(j);
-        } else {
-            col.mapv_inplace(|v| ((v - lo) / (hi - lo)).clamp(0.0, 1.0));
-        }
-    }
-    Ok((z, constant))
+    per_feature(x, "minmax01", |col, lo, hi| col.mapv_inplace(|v| ((v - lo) / (hi - lo)).clamp(0.0, 1.0)))
 }
 
 /// What a PCA step resolved.

@@ -120,18 +120,16 @@ pub fn gunzip(data: &[u8], source: &str) -> Result<Vec<u8>, ParseError> {
             "not a gzip stream (magic bytes 1f 8b missing)",
         ));
     }
-    let mut dec = flate2::read::MultiGzDecoder::new(Counting { data, pos: 0 });
+    let dec = flate2::read::MultiGzDecoder::new(Counting { data, pos: 0 });
+    read_all(dec, |d| d.get_ref().pos, source, "gzip")
+}
+
+/// Reads a decoder to the end; an error names `source` and the compressed offset `pos(decoder)`.
+fn read_all<D: Read>(mut dec: D, pos: impl Fn(&D) -> usize, source: &str, format: &str) -> Result<Vec<u8>, ParseError> {
     let mut out = Vec::new();
     match dec.read_to_end(&mut out) {
         Ok(_) => Ok(out),
-        Err(e) => {
-            let pos = dec.get_ref().pos;
-            Err(ParseError::offset(
-                source,
-                pos,
-                format!("corrupt or truncated gzip stream: {e}"),
-            ))
-        }
+        Err(e) => Err(ParseError::offset(source, pos(&dec), format!("corrupt or truncated {format} stream: {e}"))),
     }
 }
 
@@ -147,19 +145,8 @@ pub fn bunzip2(data: &[u8], source: &str) -> Result<Vec<u8>, ParseError> {
             "not a bzip2 stream (magic bytes `BZh1`..`BZh9` missing)",
         ));
     }
-    let mut dec = bzip2::read::MultiBzDecoder::new(Counting { data, pos: 0 });
-    let mut out = Vec::new();
-    match dec.read_to_end(&mut out) {
-        Ok(_) => Ok(out),
-        Err(e) => {
-            let pos = dec.get_ref().pos;
-            Err(ParseError::offset(
-                source,
-                pos,
-                format!("corrupt or truncated bzip2 stream: {e}"),
-            ))
-        }
-    }
+    let dec = bzip2::read::MultiBzDecoder::new(Counting { data, pos: 0 });
+    read_all(dec, |d| d.get_ref().pos, source, "bzip2")
 }
 
 /// Splits text into lines on `\n`, dropping a trailing `\r` (CRLF files), and yields
