@@ -188,8 +188,6 @@ impl SplProblem {
         let (diag, off) = self.q_values(s);
         let f = self.sym.factor(&diag, &off).map_err(sparse_err)?;
         let log_det = f.log_det();
-        let d = self.dim as f64;
-        let g2 = self.gamma * self.gamma / 8.0;
         let (top, w, z) = if self.gamma > 0.0 {
             let (top, w) = self.top_subspace(&f)?;
             let z = f.solve(self.y.dot(&w).view());
@@ -200,22 +198,30 @@ impl SplProblem {
         let si = f.selected_inverse();
         let zd = si.diagonal();
         let ze = si.edge_values();
+        Ok(self.assemble(s, |e, i, j| zd[i] + zd[j] - 2.0 * ze[e], log_det, top, w, z))
+    }
+
+    /// Objective and subgradient (eq. 20) from the per-edge trace `tr(Q^-1 A_ij) =
+    /// (Q^-1)_ii + (Q^-1)_jj - 2 (Q^-1)_ij`, `log det Q`, the top-d eigenvalues, `W` and
+    /// `Z = Q^-1 Y W`: `df/ds_ij = d/2 tr + gamma^2/8 ||z_i - z_j||^2 - s_ij / C - 2 phi_ij`.
+    fn assemble(&self, s: &[f64], tr: impl Fn(usize, usize, usize) -> f64, log_det: f64, top: Vec<f64>, w: Option<Array2<f64>>, z: Option<Array2<f64>>) -> SplEval {
+        let d = self.dim as f64;
+        let g2 = self.gamma * self.gamma / 8.0;
         let inv_c = if self.c.is_infinite() { 0.0 } else { 1.0 / self.c };
         let grad: Vec<f64> = self
             .edges
             .iter()
             .enumerate()
             .map(|(e, &(i, j))| {
-                let tr = zd[i] + zd[j] - 2.0 * ze[e];
                 let p = match &z {
                     Some(z) => z.row(i).iter().zip(z.row(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
                     None => 0.0,
                 };
-                0.5 * d * tr + g2 * p - inv_c * s[e] - 2.0 * self.phi[e]
+                0.5 * d * tr(e, i, j) + g2 * p - inv_c * s[e] - 2.0 * self.phi[e]
             })
             .collect();
         let objective = 0.5 * d * log_det - self.linear_quadratic(s) - g2 * top.iter().sum::<f64>();
-        Ok(SplEval { objective, grad, log_det, top_eigenvalues: top, w, qinv_yw: z })
+        SplEval { objective, grad, log_det, top_eigenvalues: top, w, qinv_yw: z }
     }
 
     /// `(log det Q, Q^-1)` densely (`dpotrf`, `dpotri`).
@@ -238,8 +244,6 @@ impl SplProblem {
     /// The dense backend of [`Self::evaluate`]: `dpotrf`, `dpotri`, `Y^T Q^-1 Y` by GEMM.
     fn evaluate_dense(&self, s: &[f64]) -> Result<SplEval> {
         let (log_det, qi) = self.dense_inverse(s)?;
-        let d = self.dim as f64;
-        let g2 = self.gamma * self.gamma / 8.0;
         let (top, w, z) = if self.gamma > 0.0 {
             let qy = qi.dot(&self.y);
             let m = self.y.t().dot(&qy);
@@ -250,22 +254,7 @@ impl SplProblem {
         } else {
             (Vec::new(), None, None)
         };
-        let inv_c = if self.c.is_infinite() { 0.0 } else { 1.0 / self.c };
-        let grad: Vec<f64> = self
-            .edges
-            .iter()
-            .enumerate()
-            .map(|(e, &(i, j))| {
-                let tr = qi[[i, i]] + qi[[j, j]] - qi[[i, j]] - qi[[j, i]];
-                let p = match &z {
-                    Some(z) => z.row(i).iter().zip(z.row(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
-                    None => 0.0,
-                };
-                0.5 * d * tr + g2 * p - inv_c * s[e] - 2.0 * self.phi[e]
-            })
-            .collect();
-        let objective = 0.5 * d * log_det - self.linear_quadratic(s) - g2 * top.iter().sum::<f64>();
-        Ok(SplEval { objective, grad, log_det, top_eigenvalues: top, w, qinv_yw: z })
+        Ok(self.assemble(s, |_, i, j| qi[[i, i]] + qi[[j, j]] - qi[[i, j]] - qi[[j, i]], log_det, top, w, z))
     }
 
     /// The top-d eigenpairs of `Y^T Q^-1 Y = B^T B`, `B = L^-1 P Y`: returns the eigenvalues

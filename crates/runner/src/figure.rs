@@ -63,15 +63,23 @@ fn colour_of(c: &Colouring, i: usize, label_rank: &std::collections::BTreeMap<i6
     }
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, panels: &[Panel], colouring: &Colouring) -> Result<(), String>
+/// Clears `root`, draws the figure title and splits the rest into a grid for `n` panels (at most
+/// 4 per row).
+fn panel_areas<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, n: usize) -> Result<Vec<DrawingArea<DB, Shift>>, String>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let root = root.titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold)).map_err(|e| e.to_string())?;
-    let cols = panels.len().clamp(1, 4);
-    let rows = panels.len().div_ceil(cols).max(1);
-    let areas = root.split_evenly((rows, cols));
+    let body = root.titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold)).map_err(|e| e.to_string())?;
+    let cols = n.clamp(1, 4);
+    Ok(body.split_evenly((n.div_ceil(cols).max(1), cols)))
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, panels: &[Panel], colouring: &Colouring) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let areas = panel_areas(&root, title, panels.len())?;
     let mut label_rank = std::collections::BTreeMap::new();
     if let Colouring::Labels(l) = colouring {
         let mut u: Vec<i64> = l.to_vec();
@@ -151,11 +159,7 @@ fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, pan
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let root = root.titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold)).map_err(|e| e.to_string())?;
-    let cols = panels.len().clamp(1, 4);
-    let rows = panels.len().div_ceil(cols).max(1);
-    for (panel, area) in panels.iter().zip(root.split_evenly((rows, cols)).iter()) {
+    for (panel, area) in panels.iter().zip(panel_areas(&root, title, panels.len())?.iter()) {
         let xs = panel.points.iter().map(|p| p.0);
         let ys: Vec<f64> = panel.points.iter().map(|p| p.1).collect();
         let x1 = xs.fold(1.0f64, f64::max);
@@ -197,11 +201,7 @@ fn draw_adjacency<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str,
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let root = root.titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold)).map_err(|e| e.to_string())?;
-    let cols = panels.len().clamp(1, 4);
-    let rows = panels.len().div_ceil(cols).max(1);
-    for (panel, area) in panels.iter().zip(root.split_evenly((rows, cols)).iter()) {
+    for (panel, area) in panels.iter().zip(panel_areas(&root, title, panels.len())?.iter()) {
         let n = panel.n.max(1) as f64;
         let mut chart = ChartBuilder::on(area)
             .caption(&panel.title, ("sans-serif", 12))
