@@ -49,6 +49,7 @@
 //!   centres are the rows `floor(seq(1, N, length.out = K))` refined by k-means with at most K
 //!   iterations (Lloyd here, Hartigan-Wong in R). See `docs/parity/ddrtree.md`.
 
+use crate::graph::RootedTree;
 use crate::params::{ParamMapExt, ParamError};
 use crate::registry::{choice, dim, float, int, MethodInfo};
 use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
@@ -495,78 +496,6 @@ impl SpdFactor {
         let mut bt = b.t().as_standard_layout().to_owned();
         self.solve_t(&mut bt);
         bt.reversed_axes().as_standard_layout().to_owned()
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tree-structured solve for A = w L + diag(g)
-
-/// A spanning tree rooted at 0: BFS order and parents.
-pub(crate) struct RootedTree {
-    order: Vec<usize>,
-    parent: Vec<usize>,
-    deg: Vec<usize>,
-}
-
-impl RootedTree {
-    fn new(k: usize, edges: &[(usize, usize, f64)]) -> RootedTree {
-        let mut adj = vec![Vec::new(); k];
-        let mut deg = vec![0; k];
-        for &(u, v, _) in edges {
-            adj[u].push(v);
-            adj[v].push(u);
-            deg[u] += 1;
-            deg[v] += 1;
-        }
-        let mut parent = vec![usize::MAX; k];
-        let mut order = Vec::with_capacity(k);
-        let mut seen = vec![false; k];
-        seen[0] = true;
-        order.push(0);
-        let mut head = 0;
-        while head < order.len() {
-            let u = order[head];
-            head += 1;
-            for &v in &adj[u] {
-                if !seen[v] {
-                    seen[v] = true;
-                    parent[v] = u;
-                    order.push(v);
-                }
-            }
-        }
-        debug_assert_eq!(order.len(), k, "spanning tree");
-        RootedTree { order, parent, deg }
-    }
-
-    /// Solves `(w L + diag(g)) X = rhs` by leaf-to-root elimination (Cholesky in a perfect
-    /// elimination order: no fill-in), O(K cols). A zero pivot (possible only when `w = 0` and
-    /// `g_k = 0`: `c_k` does not enter the objective) leaves that row at `keep`.
-    fn solve(&self, w: f64, g: &[f64], mut rhs: Array2<f64>, keep: ArrayView2<f64>) -> Array2<f64> {
-        let k = g.len();
-        let mut piv: Vec<f64> = (0..k).map(|v| w * self.deg[v] as f64 + g[v]).collect();
-        for &v in self.order.iter().skip(1).rev() {
-            let p = self.parent[v];
-            if piv[v] > 0.0 {
-                let f = w / piv[v];
-                piv[p] -= w * f;
-                let rv = rhs.row(v).to_owned();
-                rhs.row_mut(p).scaled_add(f, &rv);
-            }
-        }
-        let mut x = Array2::zeros(rhs.raw_dim());
-        for &v in &self.order {
-            if piv[v] > 0.0 {
-                let mut row = rhs.row(v).to_owned();
-                if v != 0 {
-                    row.scaled_add(w, &x.row(self.parent[v]));
-                }
-                x.row_mut(v).assign(&(row / piv[v]));
-            } else {
-                x.row_mut(v).assign(&keep.row(v));
-            }
-        }
-        x
     }
 }
 
@@ -1136,28 +1065,6 @@ mod tests {
         assert_eq!(r_seq_rows(8, 3), vec![0, 3, 7]);
     }
 
-    #[test]
-    fn tree_solve_matches_dense() {
-        let k = 7;
-        let edges = vec![(0, 1, 0.0), (1, 2, 0.0), (1, 3, 0.0), (0, 4, 0.0), (4, 5, 0.0), (4, 6, 0.0)];
-        let g = [0.5, 0.0, 1.5, 2.0, 0.0, 0.3, 1.0];
-        let w = 0.7;
-        let t = RootedTree::new(k, &edges);
-        let rhs = Array2::from_shape_fn((k, 2), |(i, j)| (i as f64 + 1.0) * if j == 0 { 1.0 } else { -0.5 });
-        let x = t.solve(w, &g, rhs.clone(), Array2::zeros((k, 2)).view());
-        let mut a = Array2::<f64>::zeros((k, k));
-        for &(u, v, _) in &edges {
-            a[[u, v]] -= w;
-            a[[v, u]] -= w;
-            a[[u, u]] += w;
-            a[[v, v]] += w;
-        }
-        for i in 0..k {
-            a[[i, i]] += g[i];
-        }
-        let res = a.dot(&x) - rhs;
-        assert!(res.iter().all(|v| v.abs() < 1e-12), "{res}");
-    }
 
     #[test]
     fn spd_factor_solves() {

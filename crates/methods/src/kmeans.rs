@@ -8,22 +8,25 @@
 //!   a new centre `c'` skips every sample whose current centre `c_a` has `||c' - c_a||^2 >= 4 D(x)`
 //!   (triangle inequality: `c'` cannot be closer), so late seeding steps touch few rows of X.
 //!   Distances here are summed feature by feature (exact zero for duplicates).
-//! - Lloyd: assignment by one GEMM per row block ([`structdr_linalg::sq_dists_between`], ties to
-//!   the lowest centre index), centres = cluster means accumulated in sample order; an emptied
-//!   cluster is re-seeded at the sample farthest from its centre. Stops when no label changes or
-//!   after `max_iter` iterations.
+//! - Lloyd: nearest centre by exact distances with candidate lists and drift bounds
+//!   ([`crate::nearest::NearCentres`]: after the first sweep only rows whose bound fails recompute
+//!   all K distances, by GEMM), ties to the lowest centre index; centres = cluster means
+//!   accumulated in sample order; an emptied cluster is re-seeded at the sample farthest from its
+//!   centre. Stops when no label changes or after `max_iter` iterations.
 //!
 //! Deterministic: the same `(x, k, seed, max_iter)` gives bit-identical output (the random draws
 //! come from one Xoshiro256++ stream; all reductions run in a fixed order).
 //! Cost: seeding O(N K) checks plus the distance rows actually computed, Lloyd O(N K D) per
-//! iteration at BLAS-3 speed; memory O(block x K + K D).
+//! iteration at worst (BLAS-3 speed), O(N |candidates| D) once the centres settle; memory
+//! O(block x K + K D + N |candidates|).
 
 use crate::{check_input, MethodError, Result};
-use ndarray::{s, Array1, Array2, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView2};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
-use structdr_linalg::sq_dists_between;
+use crate::graph::exact_sq_dist as sqd;
+use crate::nearest::{NearCentres, DEFAULT_MARGIN};
 
 /// The result of [`kmeans`].
 #[derive(Debug, Clone, PartialEq)]
@@ -38,16 +41,6 @@ pub struct KMeansResult {
     pub iterations: usize,
     /// Whether Lloyd stopped because no label changed (false: `max_iter` reached).
     pub converged: bool,
-}
-
-#[inline]
-fn sqd(a: ndarray::ArrayView1<f64>, b: ndarray::ArrayView1<f64>) -> f64 {
-    a.iter().zip(b.iter()).map(|(u, v)| (u - v) * (u - v)).sum()
-}
-
-/// Rows per GEMM block (a function of N and K only, so results never depend on the thread count).
-fn block_rows(k: usize) -> usize {
-    (2_000_000 / k.max(1)).clamp(64, 8192)
 }
 
 /// k-means++ seeding: K distinct samples (as rows), drawn from the seeded stream.
@@ -101,36 +94,10 @@ pub fn kmeanspp_init(x: ArrayView2<f64>, k: usize, seed: u64) -> Result<Array2<f
     Ok(centres)
 }
 
-/// Nearest centre of every sample by GEMM distances (ties to the lowest index) and that distance.
-pub(crate) fn assign(x: ArrayView2<f64>, centres: ArrayView2<f64>) -> (Vec<usize>, Vec<f64>) {
-    let n = x.nrows();
-    let rows = block_rows(centres.nrows());
-    let mut labels = Vec::with_capacity(n);
-    let mut dist = Vec::with_capacity(n);
-    let mut lo = 0;
-    while lo < n {
-        let hi = (lo + rows).min(n);
-        let dm = sq_dists_between(x.slice(s![lo..hi, ..]), centres);
-        let best: Vec<(usize, f64)> = dm
-            .axis_iter(Axis(0))
-            .into_par_iter()
-            .map(|r| {
-                let mut b = (0usize, f64::INFINITY);
-                for (k, &v) in r.iter().enumerate() {
-                    if v < b.1 {
-                        b = (k, v);
-                    }
-                }
-                b
-            })
-            .collect();
-        for (k, v) in best {
-            labels.push(k);
-            dist.push(v);
-        }
-        lo = hi;
-    }
-    (labels, dist)
+/// Nearest centre of every sample (exact distances, ties to the lowest index) and that distance.
+fn assign(near: &mut NearCentres, x: ArrayView2<f64>, centres: ArrayView2<f64>) -> (Vec<usize>, Vec<f64>) {
+    let rows = near.pass(x, centres, 0.0);
+    (0..rows.nrows()).map(|i| (rows.row(i).0[0] as usize, rows.min[i])).unzip()
 }
 
 /// Seeded k-means of the rows of `x` into `k` clusters: k-means++ seeding, then at most
@@ -151,14 +118,45 @@ pub fn kmeans(x: ArrayView2<f64>, k: usize, seed: u64, max_iter: usize) -> Resul
     Ok(lloyd_from(x, centres, max_iter))
 }
 
+/// [`kmeans`] with the k-means++ seeding run on a uniform random subsample ("pool") of
+/// `pool` rows when N exceeds it (drawn without replacement from the same seeded stream, kept in
+/// sample order), then Lloyd on all N rows. Seeding costs O(pool K D) instead of O(N K D) and
+/// its memory traffic stays in cache; the centres are still distinct samples and Lloyd refines
+/// them on the full data. Used for landmarks (RPG Algorithm 2), where N >> K.
+pub fn kmeans_pooled_seeding(x: ArrayView2<f64>, k: usize, seed: u64, max_iter: usize, pool: usize) -> Result<KMeansResult> {
+    const M: &str = "kmeans";
+    check_input(M, &x, 1)?;
+    let n = x.nrows();
+    if k == 0 || k > n || pool >= n || pool < k {
+        return kmeans(x, k, seed, max_iter);
+    }
+    // Partial Fisher-Yates: the first `pool` entries of a seeded permutation, then sorted.
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x706f_6f6c);
+    let mut perm: Vec<usize> = (0..n).collect();
+    for i in 0..pool {
+        let j = rng.gen_range(i..n);
+        perm.swap(i, j);
+    }
+    let mut rows: Vec<usize> = perm[..pool].to_vec();
+    rows.sort_unstable();
+    let sub = x.select(ndarray::Axis(0), &rows);
+    let centres = match kmeanspp_init(sub.view(), k, seed) {
+        Ok(c) => c,
+        // Too few distinct rows in the pool: seed on everything.
+        Err(_) => kmeanspp_init(x, k, seed)?,
+    };
+    Ok(lloyd_from(x, centres, max_iter))
+}
+
 /// Lloyd iterations of the rows of `x` from the given centres (K x D) for at most `max_iter`
-/// sweeps: nearest centre by GEMM distances (ties to the lowest index), then means in sample
+/// sweeps: nearest centre by exact distances (ties to the lowest index), then means in sample
 /// order; an empty cluster is re-seeded at the sample farthest from its centre. Deterministic.
 pub fn lloyd_from(x: ArrayView2<f64>, init: Array2<f64>, max_iter: usize) -> KMeansResult {
     let (n, d) = x.dim();
     let k = init.nrows();
     let mut centres = init;
-    let (mut labels, mut dist) = assign(x, centres.view());
+    let mut near = NearCentres::new(n, DEFAULT_MARGIN);
+    let (mut labels, mut dist) = assign(&mut near, x, centres.view());
     let mut iterations = 0;
     let mut converged = false;
     while iterations < max_iter {
@@ -187,7 +185,7 @@ pub fn lloyd_from(x: ArrayView2<f64>, init: Array2<f64>, max_iter: usize) -> KMe
                 centres.row_mut(c).assign(&x.row(far));
             }
         }
-        let (new_labels, new_dist) = assign(x, centres.view());
+        let (new_labels, new_dist) = assign(&mut near, x, centres.view());
         let changed = new_labels.iter().zip(labels.iter()).any(|(a, b)| a != b);
         labels = new_labels;
         dist = new_dist;
@@ -268,5 +266,22 @@ mod tests {
         assert!(kmeans(dup.view(), 3, 1, 10).unwrap_err().to_string().contains("distinct"));
         let nan = array![[1.0, f64::NAN], [1.0, 1.0]];
         assert!(kmeans(nan.view(), 1, 1, 10).is_err());
+    }
+
+    /// Pooled seeding: distinct centres drawn from the data, deterministic, a Lloyd fixed point
+    /// on the full data, and the plain path when the pool covers N.
+    #[test]
+    fn pooled_seeding_gives_a_deterministic_lloyd_fixed_point() {
+        let x = blobs(200, 5);
+        let r = kmeans_pooled_seeding(x.view(), 3, 2, 100, 60).unwrap();
+        assert!(r.converged);
+        assert_eq!(r, kmeans_pooled_seeding(x.view(), 3, 2, 100, 60).unwrap());
+        let means = cluster_means(x.view(), &r.labels, 3);
+        assert!((&means - &r.centres).iter().all(|v| v.abs() < 1e-12));
+        for c in 0..3 {
+            let l = r.labels[c * 200];
+            assert!(r.labels[c * 200..(c + 1) * 200].iter().all(|&v| v == l));
+        }
+        assert_eq!(kmeans_pooled_seeding(x.view(), 3, 2, 100, 600).unwrap(), kmeans(x.view(), 3, 2, 100).unwrap());
     }
 }

@@ -33,6 +33,7 @@ pub mod laplacian;
 pub mod lle;
 pub mod logdet;
 pub mod mpme;
+pub mod nearest;
 pub mod optim;
 pub mod params;
 pub mod pca;

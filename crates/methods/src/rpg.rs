@@ -24,7 +24,7 @@
 //!      dictionary Z (all pairs when `nn = 0`), solved by clarabel ([`l1_graph_lp`]).
 //! 3. `C = (2/gamma L + Lambda)^-1 P^T X` (eq. 22 with samples in rows: 004's `C = X P (2/gamma L +
 //!    Lambda)^-1` for X D x N), `L = diag(W 1) - W`, `Lambda = diag(1^T P)`; the K x K system is
-//!    solved by Cholesky.
+//!    solved by leaf-to-root elimination for a tree (O(K D)) and by dense Cholesky for the L1 graph.
 //!
 //! `history[l] = rho(W_l, C_l, P_l)` at the end of iteration l: non-increasing by Theorem 1 (each
 //! block is an exact minimiser). Stop when `|rho_l - rho_{l-1}| <= tol |rho_{l-1}|` (the paper's
@@ -37,23 +37,27 @@
 //!
 //! Initialisation: `K = N` puts the centres on the data points (Algorithm 1, mean-shift style);
 //! `K < N` runs seeded k-means (k-means++ and Lloyd, [`crate::kmeans`]) and starts from its centres
-//! (Algorithm 2). Cost per iteration O(N K D) (one GEMM for the distances; `P^T X` is sparse when
-//! P is) + O(K^2 D) (edge costs) + O(K^3) (Cholesky) + the MST O(K^2) or the LP; memory
-//! O(block x K + K^2 + K D), never N x N unless K = N.
+//! (Algorithm 2). The P-step finds, for every sample, the centres within `40 sigma` of its nearest
+//! with exact distances through candidate lists and triangle-inequality drift bounds
+//! ([`crate::nearest::NearCentres`]): O(N K D) by GEMM on the first pass and for rows whose bound
+//! fails, O(N |candidates| D) otherwise (a few candidates per sample when sigma is small);
+//! `P^T X` is accumulated sparsely. Then O(K^2 D) (edge costs) + the MST O(K^2) or the LP +
+//! O(K D) (tree solve) or O(K^3) (L1 Cholesky). Memory O(block x K + K^2 + K D + N |candidates|),
+//! never N x N unless K = N.
 //!
 //! Output ([`Embedder::fit`]): `embedding = P C` (N x D, each sample's soft projection onto the
 //! principal points, in the input space) with P recomputed at the final C; `graph` = W over the K
 //! centres; `history` = rho per iteration. [`Rpg::fit_graph`] returns the full [`PrincipalGraph`].
 
-use crate::graph::{exact_sq_dist, knn_for, minimum_spanning_tree, symmetrised_edges};
-use crate::kmeans::kmeans;
+use crate::graph::{exact_sq_dist, knn_for, minimum_spanning_tree, symmetrised_edges, RootedTree};
+use crate::kmeans::kmeans_pooled_seeding;
+use crate::nearest::{NearCentres, DEFAULT_MARGIN};
 use crate::params::ParamMapExt;
 use crate::registry::{choice, float, int, MethodInfo};
 use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
-use ndarray::linalg::general_mat_mul;
-use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
-use structdr_linalg::{sq_dists_between, Cholesky};
+use structdr_linalg::{sq_dists, Cholesky};
 
 /// Largest number of centres: the K x K system, edge costs and (K = N) the N x K assignment are
 /// dense; above this, use `rpg-landmark` with K << N.
@@ -149,41 +153,43 @@ pub struct SoftAssignment {
     pub projection: Option<Array2<f64>>,
 }
 
-fn block_rows(k: usize) -> usize {
-    (2_000_000 / k.max(1)).clamp(64, 8192)
+/// Soft assignment (eq. 18) of the rows of `x` to the centres `c` with bandwidth `sigma`, in one
+/// pass of a fresh [`NearCentres`] (exact distances to the centres within `40 sigma` of each row's
+/// nearest, found by one GEMM per row block); P is stored only if `keep_p`; optionally also the
+/// projections `P C`. Iterative callers keep a [`NearCentres`] and use [`soft_assign_near`].
+pub fn soft_assign(x: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, keep_p: bool, project: bool) -> SoftAssignment {
+    let mut near = NearCentres::new(x.nrows(), DEFAULT_MARGIN);
+    soft_assign_near(&mut near, x, c, sigma, keep_p, project)
 }
 
-/// Soft assignment (eq. 18) of the rows of `x` to the centres `c` with bandwidth `sigma`,
-/// computed in row blocks (one GEMM for the distances per block) without storing P unless
-/// `keep_p`; optionally also the projections `P C`.
-pub fn soft_assign(x: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, keep_p: bool, project: bool) -> SoftAssignment {
+/// [`soft_assign`] through the candidate lists of `near` (carried across iterations: rows whose
+/// drift bound still holds touch only their few candidate centres). Exact: the same truncated
+/// softmax as a dense pass, entries more than [`P_TRUNCATION_NATS`] below the row maximum being 0.
+pub fn soft_assign_near(near: &mut NearCentres, x: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, keep_p: bool, project: bool) -> SoftAssignment {
     let (n, d) = x.dim();
     let k = c.nrows();
-    let rows = block_rows(k);
-    let mut ptx = Array2::<f64>::zeros((k, d));
-    let mut mass = Array1::<f64>::zeros(k);
-    let mut plogp = 0.0;
-    let mut fit = 0.0;
-    let mut p_all = if keep_p { Some(Array2::<f64>::zeros((n, k))) } else { None };
-    let mut proj = if project { Some(Array2::<f64>::zeros((n, d))) } else { None };
-    let mut lo = 0;
-    while lo < n {
-        let hi = (lo + rows).min(n);
-        let xb = x.slice(s![lo..hi, ..]);
-        let mut pb = sq_dists_between(xb, c);
-        // Row softmax in place; per-row (nnz, sum p log p, sum p d).
-        let stats: Vec<(usize, f64, f64)> = pb
-            .axis_iter_mut(Axis(0))
+    let mut rows = near.pass(x, c, P_TRUNCATION_NATS * sigma);
+    // Row softmax in place (val: squared distance -> p); per-row (sum p log p, sum p d).
+    let per_row: Vec<(f64, f64)> = {
+        let ptr = &rows.ptr;
+        let min = &rows.min;
+        let mut chunks: Vec<&mut [f64]> = Vec::with_capacity(n);
+        let mut rest: &mut [f64] = &mut rows.val;
+        for i in 0..n {
+            let (a, b) = rest.split_at_mut(ptr[i + 1] - ptr[i]);
+            chunks.push(a);
+            rest = b;
+        }
+        chunks
             .into_par_iter()
-            .map(|mut r| {
-                let m = r.iter().copied().fold(f64::INFINITY, f64::min);
+            .enumerate()
+            .map(|(i, r)| {
+                let m = min[i];
                 let mut s = 0.0;
-                let mut nnz = 0;
                 for v in r.iter() {
                     let a = (v - m) / sigma;
                     if a <= P_TRUNCATION_NATS {
                         s += (-a).exp();
-                        nnz += 1;
                     }
                 }
                 let ls = s.ln();
@@ -199,46 +205,72 @@ pub fn soft_assign(x: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, keep_p: b
                         *v = 0.0;
                     }
                 }
-                (nnz, pl, pd)
+                (pl, pd)
             })
-            .collect();
-        let nnz: usize = stats.iter().map(|t| t.0).sum();
-        for t in &stats {
-            plogp += t.1;
-            fit += t.2;
+            .collect()
+    };
+    let (mut plogp, mut fit) = (0.0, 0.0);
+    for &(pl, pd) in &per_row {
+        plogp += pl;
+        fit += pd;
+    }
+    // Column lists (sample order) for P^T X and the masses.
+    let mut col_ptr = vec![0usize; k + 1];
+    for &j in &rows.idx {
+        col_ptr[j as usize + 1] += 1;
+    }
+    for j in 0..k {
+        col_ptr[j + 1] += col_ptr[j];
+    }
+    let mut fill = col_ptr.clone();
+    let mut col_entries = vec![(0u32, 0.0f64); rows.idx.len()];
+    for i in 0..n {
+        let (idx, p) = rows.row(i);
+        for (&j, &pv) in idx.iter().zip(p) {
+            col_entries[fill[j as usize]] = (i as u32, pv);
+            fill[j as usize] += 1;
         }
-        mass += &pb.sum_axis(Axis(0));
-        if (nnz as f64) <= 0.05 * ((hi - lo) * k) as f64 {
-            // Sparse P: accumulate row by row in sample order.
-            for (r, prow) in pb.axis_iter(Axis(0)).enumerate() {
-                let xi = xb.row(r);
-                for (kk, &p) in prow.iter().enumerate() {
-                    if p != 0.0 {
-                        ptx.row_mut(kk).scaled_add(p, &xi);
-                    }
+    }
+    let mut ptx = Array2::<f64>::zeros((k, d));
+    let masses: Vec<f64> = ptx
+        .axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .map(|(j, mut out)| {
+            let mut mj = 0.0;
+            for &(i, pv) in &col_entries[col_ptr[j]..col_ptr[j + 1]] {
+                if pv != 0.0 {
+                    out.scaled_add(pv, &x.row(i as usize));
+                    mj += pv;
                 }
             }
-            if let Some(pr) = proj.as_mut() {
-                pr.slice_mut(s![lo..hi, ..]).axis_iter_mut(Axis(0)).into_par_iter().zip(pb.axis_iter(Axis(0))).for_each(|(mut out, prow)| {
-                    for (kk, &p) in prow.iter().enumerate() {
-                        if p != 0.0 {
-                            out.scaled_add(p, &c.row(kk));
-                        }
-                    }
-                });
+            mj
+        })
+        .collect();
+    let mass = Array1::from(masses);
+    let projection = project.then(|| {
+        let mut pr = Array2::<f64>::zeros((n, d));
+        pr.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut out)| {
+            let (idx, p) = rows.row(i);
+            for (&j, &pv) in idx.iter().zip(p) {
+                if pv != 0.0 {
+                    out.scaled_add(pv, &c.row(j as usize));
+                }
             }
-        } else {
-            general_mat_mul(1.0, &pb.t(), &xb, 1.0, &mut ptx);
-            if let Some(pr) = proj.as_mut() {
-                general_mat_mul(1.0, &pb, &c, 0.0, &mut pr.slice_mut(s![lo..hi, ..]));
+        });
+        pr
+    });
+    let p = keep_p.then(|| {
+        let mut pa = Array2::<f64>::zeros((n, k));
+        for i in 0..n {
+            let (idx, p) = rows.row(i);
+            for (&j, &pv) in idx.iter().zip(p) {
+                pa[[i, j as usize]] = pv;
             }
         }
-        if let Some(pa) = p_all.as_mut() {
-            pa.slice_mut(s![lo..hi, ..]).assign(&pb);
-        }
-        lo = hi;
-    }
-    SoftAssignment { ptx, mass, plogp, fit, p: p_all, projection: proj }
+        pa
+    });
+    SoftAssignment { ptx, mass, plogp, fit, p, projection }
 }
 
 /// The C-update (eq. 22, samples in rows): `C = (2/gamma L + diag(mass))^-1 ptx` with
@@ -463,11 +495,12 @@ impl Rpg {
             notes.push(format!("K = N = {n}: centres initialised at the data points"));
             x.to_owned()
         } else {
-            let km = kmeans(x, k, seed, self.kmeans_iter).map_err(|e| match e {
+            // Landmarks: k-means++ seeding on a pool of 20 K samples (Lloyd then runs on all N).
+            let km = kmeans_pooled_seeding(x, k, seed, self.kmeans_iter, 20 * k).map_err(|e| match e {
                 MethodError::Input { reason, .. } => MethodError::Input { method: name, reason: format!("k-means initialisation: {reason}") },
                 other => other,
             })?;
-            notes.push(format!("K = {k} centres initialised by k-means (seed {seed}, {} Lloyd iterations, converged {}, SSE {:.6e})", km.iterations, km.converged, km.sse));
+            notes.push(format!("K = {k} centres initialised by k-means (k-means++ seeding on min(N, 20 K) samples, seed {seed}, {} Lloyd iterations, converged {}, SSE {:.6e})", km.iterations, km.converged, km.sse));
             km.centres
         };
         let t_init = t0.elapsed().as_secs_f64();
@@ -479,17 +512,20 @@ impl Rpg {
         let mut converged = false;
         let mut iterations = 0;
         let mut w_edges: Vec<(usize, usize, f64)> = Vec::new();
+        let mut near = NearCentres::new(n, DEFAULT_MARGIN);
         for it in 1..=self.max_iter {
             iterations = it;
             // 1. P from C_{l-1}.
             let ts = std::time::Instant::now();
-            let sa = soft_assign(x, c.view(), self.sigma, false, false);
+            let sa = soft_assign_near(&mut near, x, c.view(), self.sigma, false, false);
             t_p += ts.elapsed().as_secs_f64();
             let ts = std::time::Instant::now();
             // 2. W from Phi(C_{l-1}).
             w_edges = match self.graph {
                 GraphKind::Tree => {
-                    let phi = pairwise_exact(c.view());
+                    // Edge costs by GEMM above 256 centres (O(K^2 D) at BLAS-3 speed; rounding
+                    // ~1e-13 relative can only reorder near-ties, any MST of which is optimal).
+                    let phi = if k > 256 { sq_dists(c.view()) } else { pairwise_exact(c.view()) };
                     minimum_spanning_tree(phi.view()).into_iter().map(|(i, j, _)| (i, j, 1.0)).collect()
                 }
                 GraphKind::L1 => {
@@ -501,7 +537,11 @@ impl Rpg {
             t_w += ts.elapsed().as_secs_f64();
             let ts = std::time::Instant::now();
             // 3. C = (2/gamma L + Lambda)^-1 P^T X.
-            c = update_centres(sa.ptx.view(), sa.mass.view(), &w_edges, self.gamma)?;
+            c = match self.graph {
+                // Tree: leaf-to-root elimination, O(K D) (no fill in a tree).
+                GraphKind::Tree => RootedTree::new(k, &w_edges).solve(2.0 / self.gamma, sa.mass.as_slice().expect("owned"), sa.ptx.clone(), c.view()),
+                GraphKind::L1 => update_centres(sa.ptx.view(), sa.mass.view(), &w_edges, self.gamma)?,
+            };
             t_c += ts.elapsed().as_secs_f64();
             // rho(W_l, C_l, P_l): the data term at the new C from the statistics of P_l.
             let cross: f64 = (&c * &sa.ptx).sum();
@@ -525,10 +565,18 @@ impl Rpg {
         }
         let keep = n * k <= KEEP_P_MAX_ENTRIES;
         let ts = std::time::Instant::now();
-        let fin = soft_assign(x, c.view(), self.sigma, keep, true);
+        let fin = soft_assign_near(&mut near, x, c.view(), self.sigma, keep, true);
+        let st = near.stats();
         notes.push(format!(
             "wall time: initialisation {t_init:.3} s; {iterations} iterations: P-step {t_p:.3} s, W-step {t_w:.3} s, C-step {t_c:.3} s; final P C {:.3} s",
             ts.elapsed().as_secs_f64()
+        ));
+        notes.push(format!(
+            "P-steps: {} passes over {} groups of centres; {:.1} exact distances per sample and pass after the first (K = {k}), {:.2} groups opened",
+            st.passes,
+            st.groups,
+            st.distances as f64 / ((st.passes.max(2) - 1) * n) as f64,
+            st.groups_opened as f64 / ((st.passes.max(2) - 1) * n) as f64
         ));
         let wmax = w_edges.iter().map(|e| e.2).fold(0.0f64, f64::max);
         let kept: Vec<(usize, usize, f64)> = w_edges.iter().copied().filter(|e| e.2 > 1e-9 * wmax).collect();

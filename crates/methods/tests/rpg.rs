@@ -329,3 +329,44 @@ fn bad_input_gives_clear_errors() {
     let (_, m) = lookup("rpg-tree").unwrap().instantiate(&p).unwrap();
     assert!(m.fit(x.view(), 0).err().unwrap().to_string().contains("sigma = 0 must be positive"));
 }
+
+/// The P-step through candidate lists and drift bounds equals a dense, naive truncated softmax
+/// at every iteration of a moving-centre sequence (the carried `NearCentres` state never loses a
+/// centre), for small and large sigma.
+#[test]
+fn carried_soft_assignment_equals_dense_softmax_over_iterations() {
+    use structdr_methods::nearest::{NearCentres, DEFAULT_MARGIN};
+    use structdr_methods::rpg::{soft_assign_near, P_TRUNCATION_NATS};
+    let x = synthetic("spiral", 300, 4);
+    let (n, k) = (x.nrows(), 40);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
+    for sigma in [0.002, 0.05, 1.0] {
+        let mut c = Array2::from_shape_fn((k, x.ncols()), |(j, f)| x[[j * 7, f]]);
+        let mut near = NearCentres::new(n, DEFAULT_MARGIN);
+        for it in 0..8 {
+            let sa = soft_assign_near(&mut near, x.view(), c.view(), sigma, true, true);
+            // Dense reference: all N x K distances, row softmax, entries > 40 nats below the max dropped.
+            let mut p = Array2::<f64>::zeros((n, k));
+            for i in 0..n {
+                let d: Vec<f64> = (0..k).map(|j| (&x.row(i) - &c.row(j)).mapv(|v| v * v).sum()).collect();
+                let m = d.iter().copied().fold(f64::INFINITY, f64::min);
+                let s: f64 = d.iter().filter(|&&v| (v - m) / sigma <= P_TRUNCATION_NATS).map(|&v| (-(v - m) / sigma).exp()).sum();
+                for j in 0..k {
+                    if (d[j] - m) / sigma <= P_TRUNCATION_NATS {
+                        p[[i, j]] = (-(d[j] - m) / sigma).exp() / s;
+                    }
+                }
+            }
+            let got = sa.p.as_ref().unwrap();
+            let err = (got - &p).iter().map(|v| v.abs()).fold(0.0, f64::max);
+            assert!(err < 1e-12, "sigma {sigma} iteration {it}: max |P - P_dense| = {err:e}");
+            let ptx = p.t().dot(&x);
+            assert!((&sa.ptx - &ptx).iter().all(|v| v.abs() < 1e-10), "sigma {sigma} iteration {it}: P^T X");
+            assert!((&sa.mass - &p.sum_axis(Axis(0))).iter().all(|v| v.abs() < 1e-10));
+            assert!((sa.projection.as_ref().unwrap() - &p.dot(&c)).iter().all(|v| v.abs() < 1e-10));
+            // Move the centres like an iteration would (small steps, one large jump).
+            let step = if it == 3 { 0.5 } else { 0.01 };
+            c.mapv_inplace(|v| v + step * gauss(&mut rng));
+        }
+    }
+}
