@@ -1,8 +1,10 @@
 //! SPL per-iteration cost (factor + log det + half solve + D x D eigen + solve + selected
-//! inversion + gradient + step). Target (issue): letter-sized data, N = 5000, D = 16, K = 10,
-//! <= 0.2 s per iteration on 2 cores. Cases: uniform random 5000 x 16 (intrinsic dimension 16,
-//! the worst case for fill) and a 2-D sheet embedded in 16-D (low intrinsic dimension).
-//! Run: `cargo bench -p structdr-methods --bench spl -- --quick`.
+//! inversion + gradient + step). Target (issue 4): LIBSVM letter, N = 5000, D = 16, K = 10,
+//! <= 0.2 s per iteration on 2 cores. Cases: `letter.t` itself (through the registry; skipped
+//! without the data), uniform random 5000 x 16 (intrinsic dimension 16, the worst case for fill)
+//! and a 2-D sheet embedded in 16-D (low intrinsic dimension).
+//! Run: `STRUCTDR_MIRROR=/work/shared/datasets OPENBLAS_CORETYPE=SKYLAKEX cargo bench -p structdr-methods --bench spl`
+//! (add `-- spl_letter` for the letter case only).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ndarray::Array2;
@@ -33,9 +35,9 @@ fn sheet(n: usize, d: usize) -> Array2<f64> {
     p.dot(&a) + Array2::from_shape_fn((n, d), |_| 0.001 * rng.gen_range(-1.0..1.0))
 }
 
-/// `sparse_kernels`: also time the sparse factorisation and selected inversion on their own (off
-/// for the uniform case, where they take ~26 s and ~35 s: the factor is 59% dense).
-fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize, sparse_kernels: bool) {
+/// Also times the sparse factorisation and the selected inversion on their own when the backend
+/// is sparse.
+fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize) {
     let t0 = Instant::now();
     let edges = symmetrised_edges(&knn(x.view(), 10).unwrap());
     let t_knn = t0.elapsed();
@@ -50,7 +52,7 @@ fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize, sparse_
     }
     let sym = prob.symbolic();
     eprintln!(
-        "{name}: backend {:?}; N = {}, D = {}, d = {dim}, {} edges; knn {:.3} s, ordering + symbolic {:.3} s ({}); nnz(L) = {} ({:.1}% of the dense lower triangle), {:.3e} flops per factorisation; {} of {} edges active",
+        "{name}: backend {:?}; N = {}, D = {}, d = {dim}, {} edges; knn {:.3} s, ordering + symbolic {:.3} s ({}); nnz(L) = {} stored ({:.1}% of the dense lower triangle; {} exact), {} supernodes (largest {:?} columns/rows), {:.3e} flops per factorisation; {} of {} edges active",
         prob.backend(),
         x.nrows(),
         x.ncols(),
@@ -60,6 +62,9 @@ fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize, sparse_
         sym.ordering_name(),
         sym.nnz_l(),
         100.0 * sym.nnz_l() as f64 / (x.nrows() as f64 * (x.nrows() as f64 - 1.0) / 2.0),
+        sym.nnz_l_exact(),
+        sym.n_supernodes(),
+        sym.largest_supernode(),
         sym.flops(),
         s.iter().filter(|&&v| v > 0.0).count(),
         s.len()
@@ -67,7 +72,7 @@ fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize, sparse_
     let (diag, off) = prob.q_values(&s);
     let mut g = c.benchmark_group(format!("spl_{name}"));
     g.sample_size(10).measurement_time(Duration::from_secs(10)).warm_up_time(Duration::from_secs(1));
-    if sparse_kernels {
+    if prob.backend() == structdr_methods::spl::Backend::Sparse {
         g.bench_function("sparse_factor", |b| b.iter(|| sym.factor(black_box(&diag), black_box(&off)).unwrap().log_det()));
         let f = sym.factor(&diag, &off).unwrap();
         g.bench_function("sparse_selected_inverse", |b| b.iter(|| f.selected_inverse().edge_values()));
@@ -83,10 +88,25 @@ fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize, sparse_
     g.finish();
 }
 
+/// The issue-4 case: LIBSVM `letter.t` (5000 x 16, the paper's Letter), through the registry
+/// (`STRUCTDR_MIRROR=/work/shared/datasets` or a fetched `data/`); skipped when unavailable.
+fn letter() -> Option<Array2<f64>> {
+    match structdr_datasets::load::load("letter.t", &structdr_datasets::download::FetchOptions::from_env()) {
+        Ok(ds) => Some(ds.x),
+        Err(e) => {
+            eprintln!("letter.t unavailable ({e}); skipping the letter case");
+            None
+        }
+    }
+}
+
 fn spl(c: &mut Criterion) {
     eprintln!("OpenBLAS core: {}, threads: {}", structdr_linalg::blas::core_name(), structdr_linalg::blas::num_threads());
-    bench_case(c, "sheet5000x16", sheet(5000, 16), 2, true);
-    bench_case(c, "uniform5000x16", uniform(5000, 16), 2, false);
+    if let Some(x) = letter() {
+        bench_case(c, "letter5000x16", x, 2);
+    }
+    bench_case(c, "sheet5000x16", sheet(5000, 16), 2);
+    bench_case(c, "uniform5000x16", uniform(5000, 16), 2);
 }
 
 criterion_group!(benches, spl);

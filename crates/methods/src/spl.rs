@@ -27,8 +27,8 @@
 //! `S = 0`. The embedding is the MAP estimate `X = (gamma/4) Q^-1 Y W` (eq. 22); for `gamma = 0`
 //! that is zero and the embedding is kernel PCA on `Sigma = (4L + I)^-1 = Q^-1 / 4` (eq. 23).
 //!
-//! Cost per iteration: one sparse Cholesky of `Q` on the fixed pattern of the graph
-//! ([`crate::sparse`], ordering chosen once), `log det Q`, the half solve `L^-1 P Y` (N x D),
+//! Cost per iteration: one supernodal sparse Cholesky of `Q` on the fixed pattern of the graph
+//! ([`crate::sparse`], ordering (AMD on K-NN graphs) and supernodes chosen once), `log det Q`, the half solve `L^-1 P Y` (N x D),
 //! the D x D eigenproblem (or, when D > N, the N x N Gram form `B B^T` with `B = L^-1 P Y`:
 //! the same non-zero eigenvalues, `W = B^T U diag(mu)^-1/2`), the solve `Q^-1 Y W` and the
 //! selected inversion of `Q` for exactly the diagonal and edge entries of `Q^-1` that eq. (20)
@@ -73,14 +73,24 @@ pub struct Spl {
 /// algorithm of record).
 pub const DENSE_MIN_N: usize = 1000;
 
+/// `Auto` picks the dense backend when `DENSE_FLOP_RATIO x flops(L) > N^3`. The sparse
+/// iteration costs the factorisation plus the selected inversion, about `3 flops(L)`, at the rate
+/// of the supernodal BLAS-3 kernels; the dense one `N^3` (`dpotrf` `N^3/3` + `dpotri` `2N^3/3`)
+/// at full `dgemm` speed. Measured on 2 Zen 5 cores (SKYLAKEX kernels, N = 5000): supernodal
+/// 9-18 GFLOP/s (small to large fronts), dense 35-57 GFLOP/s, so the break-even ratio is about
+/// `3 x 57 / 17 = 10`. Uniform 16-D data (AMD: 7.8e9 flops, 35% fill) stays sparse and is faster
+/// that way (1.6 s against 4.1 s dense per iteration, same loaded machine); letter (2.0e8 flops)
+/// is far on the sparse side (about 50 ms against 4 s).
+pub const DENSE_FLOP_RATIO: f64 = 10.0;
+
 /// How `Q` is factored in every iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
-    /// [`Backend::Dense`] when the sparse factorisation is predicted slower
-    /// (`200 x flops(L) > N^3`, i.e. the sparse factor is nearly dense, as for data of high
-    /// intrinsic dimension), `N >= DENSE_MIN_N` and `D <= N`, else [`Backend::Sparse`].
+    /// [`Backend::Dense`] when the sparse factorisation + selected inversion is predicted slower
+    /// by the flop estimate (`DENSE_FLOP_RATIO x flops(L) > N^3`, i.e. the sparse factor is
+    /// nearly dense), `N >= DENSE_MIN_N` and `D <= N`, else [`Backend::Sparse`].
     Auto,
-    /// Sparse Cholesky + selected inversion ([`crate::sparse`]).
+    /// Supernodal sparse Cholesky + selected inversion ([`crate::sparse`]).
     Sparse,
     /// Dense LAPACK Cholesky (`dpotrf`) and the dense inverse (`dpotri`), of which only the
     /// diagonal and edge entries are read: O(N^3) per iteration but at BLAS-3 speed.
@@ -135,7 +145,7 @@ impl SplProblem {
         let sym = SymbolicCholesky::analyze(n, &e, Ordering::Auto).map_err(sparse_err)?;
         let nf = n as f64;
         let backend = match backend {
-            Backend::Auto if n >= DENSE_MIN_N && 200.0 * sym.flops() > nf * nf * nf && x.ncols() <= n && n <= crate::laplacian::DENSE_MAX_N => Backend::Dense,
+            Backend::Auto if n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > nf * nf * nf && x.ncols() <= n && n <= crate::laplacian::DENSE_MAX_N => Backend::Dense,
             Backend::Auto => Backend::Sparse,
             b => b,
         };
@@ -382,13 +392,14 @@ impl Embedder for Spl {
             prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
         let mut f = Fitted { embedding, history, iterations, converged, ..Default::default() };
         f.notes.push(format!(
-            "graph: {} edges (symmetrised {}-NN), {} with s > 0 at the end; backend {:?}; sparse Cholesky of Q: {} ordering, nnz(L) = {} ({:.3e} flops per factorisation)",
+            "graph: {} edges (symmetrised {}-NN), {} with s > 0 at the end; backend {:?}; sparse Cholesky of Q: {} ordering, nnz(L) = {} ({} supernodes, {:.3e} flops per factorisation)",
             prob.n_edges(),
             self.k,
             active.len(),
             prob.backend(),
             prob.symbolic().ordering_name(),
             prob.symbolic().nnz_l() + n,
+            prob.symbolic().n_supernodes(),
             prob.symbolic().flops()
         ));
         f.notes.push(format!(
