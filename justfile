@@ -52,6 +52,30 @@ figures-landmark: build
 # Every figure of the tree issue.
 figures-trees: figures-rpg figures-ddrtree figures-landmark
 
+# MPME on the distorted S over C and lambda: embeddings and learned W with nz (002 Fig. 2, 3).
+figures-mpme: build
+    {{bin}} run experiments/mpme_sensitivity.toml
+
+# SPL on the distorted S over gamma and C: embeddings and learned S with nz (000 Fig. 1).
+figures-spl: build
+    {{bin}} run experiments/spl_sensitivity.toml
+
+# ESL on Y-and-b over lambda x perplexity (001 Fig. 4) and on COIL20, components vs objects (001 Fig. 7; minutes).
+figures-esl: build
+    {{bin}} run experiments/esl_yandb.toml
+    {{bin}} run experiments/esl_coil20.toml
+
+# FSL on two moons + 1000 noise features: theta per feature, selected features, W (001 Fig. 9).
+figures-fsl: build
+    {{bin}} run experiments/fsl_two_moons.toml
+
+# SPL and ESL on USPS digit 1 (000 Fig. 3, 001 Fig. 5).
+figures-usps1: build
+    {{bin}} run experiments/usps1.toml
+
+# Every figure of the papers' claims (issue 4); summary in results/claims_issue4.md.
+figures-density: figures-mpme figures-spl figures-esl figures-fsl figures-usps1
+
 # Criterion benchmarks (eigendecomposition, 1-NN LOOCV, k-means).
 bench:
     cargo bench -p structdr-linalg -p structdr-eval -p structdr-methods -- --quick

@@ -219,6 +219,9 @@ pub enum Step {
     },
     /// [`select_labels`]: keep only the samples whose label is listed (e.g. one COIL20 object).
     SelectLabels { labels: Vec<i64> },
+    /// [`crate::synthetic::append_noise_features`]: append `count` i.i.d. `U[0,1)` features drawn
+    /// from `seed` (001 §V: two moons + 1000 noise features).
+    NoiseFeatures { count: usize, seed: u64 },
 }
 
 /// Keeps the samples of `ds` whose label is in `labels`, in their original order (labels, `t`
@@ -261,6 +264,10 @@ enum StepRepr {
     SelectLabels {
         labels: Vec<i64>,
     },
+    NoiseFeatures {
+        count: usize,
+        seed: u64,
+    },
 }
 
 impl From<StepRepr> for Step {
@@ -272,6 +279,7 @@ impl From<StepRepr> for Step {
             StepRepr::PcaDim { d } => Step::PcaDim { d },
             StepRepr::GaussianKernel { bandwidth } => Step::GaussianKernel { bandwidth },
             StepRepr::SelectLabels { labels } => Step::SelectLabels { labels },
+            StepRepr::NoiseFeatures { count, seed } => Step::NoiseFeatures { count, seed },
         }
     }
 }
@@ -338,6 +346,11 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
                 ds.labels = sub.labels;
                 ds.t = sub.t;
                 sub.x
+            }
+            Step::NoiseFeatures { count, seed } => {
+                let with = crate::synthetic::append_noise_features(ds.clone(), *count, *seed).map_err(|e| PreprocessError::BadParam { what: "noise_features", reason: e.to_string() })?;
+                ds.note = with.note;
+                with.x
             }
         };
         ds.x = x;

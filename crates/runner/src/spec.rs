@@ -25,6 +25,21 @@
 //! [[method]]
 //! name = "le"
 //! grid = { k = [5, 10], dim = "energy" }
+//!
+//! [[figure]]                 # a stand-alone figure: one fit per panel, fixed parameters
+//! name = "mpme_w"            # -> <output>/mpme_w.{png,svg}; every panel also in <output>/figures.md
+//! title = "learned W"
+//! kind = "adjacency"         # embedding | graph | convergence | adjacency | weights | contingency
+//! order = "manifold"         # adjacency: sample | manifold | label | component
+//! columns = 5                # panels per row (default at most 4)
+//! # colour = "components"    # embedding / graph: auto | label | manifold | components | pc1
+//! # separate_components = true   # embedding / graph: draw each learned component apart
+//!
+//! [[figure.panel]]
+//! dataset = "helix"
+//! method = "mpme"
+//! params = { C = 1.0, lambda = 10.0 }
+//! title = "C = 1"
 //! ```
 
 use serde::Deserialize;
@@ -214,8 +229,47 @@ pub enum FigureKind {
     Graph,
     /// The objective history against the iteration.
     Convergence,
-    /// The learned graph's adjacency matrix, vertices in sample order.
+    /// The learned graph's adjacency matrix (vertices in the figure's `order`), with the number
+    /// of non-zeros and their fraction of N^2 in each panel title.
     Adjacency,
+    /// The method's feature weights (e.g. FSL's theta) against the feature index.
+    Weights,
+    /// Heat map of the learned connected components (rows) against the data set's labels
+    /// (columns): the fraction of each component's samples carrying each label.
+    Contingency,
+}
+
+/// How the points of embedding and graph figures are coloured.
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ColourBy {
+    /// The data set's labels, else its manifold coordinate, else one colour (when every panel
+    /// shows the same data set).
+    #[default]
+    Auto,
+    /// The data set's labels.
+    Label,
+    /// The position along the manifold of a synthetic set (continuous scale).
+    Manifold,
+    /// The connected component the method assigned to each sample (`Fitted.components`).
+    Components,
+    /// The first principal coordinate of the (preprocessed) input data (continuous scale).
+    Pc1,
+}
+
+/// Vertex order of adjacency panels.
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum VertexOrder {
+    /// As the samples (or learned centres) come.
+    #[default]
+    Sample,
+    /// By the position along the manifold of a synthetic set.
+    Manifold,
+    /// By label (stable: sample order within a label).
+    Label,
+    /// By learned connected component, then by the first embedding coordinate within it.
+    Component,
 }
 
 /// One panel of a stand-alone figure.
@@ -241,6 +295,19 @@ pub struct FigureDef {
     pub name: String,
     pub title: String,
     pub kind: FigureKind,
+    /// Point colours of embedding and graph figures.
+    #[serde(default)]
+    pub colour: ColourBy,
+    /// Vertex order of adjacency figures.
+    #[serde(default)]
+    pub order: VertexOrder,
+    /// Panels per row (default: at most 4).
+    #[serde(default)]
+    pub columns: Option<usize>,
+    /// Embedding and graph figures: draw every learned connected component apart, on a grid in
+    /// the panel (ESL embeds each component in its own centred coordinates, which would overlap).
+    #[serde(default)]
+    pub separate_components: bool,
     #[serde(rename = "panel")]
     pub panels: Vec<PanelDef>,
 }
@@ -449,6 +516,16 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
     for f in &spec.figure_defs {
         if f.panels.is_empty() {
             return Err(err(None, format!("figure '{}' has no [[figure.panel]]", f.name)));
+        }
+        let scatter = matches!(f.kind, FigureKind::Embedding | FigureKind::Graph);
+        if !scatter && (f.colour != ColourBy::Auto || f.separate_components) {
+            return Err(err(None, format!("figure '{}': `colour` and `separate_components` apply to embedding and graph figures only", f.name)));
+        }
+        if f.columns == Some(0) {
+            return Err(err(None, format!("figure '{}': `columns` must be >= 1", f.name)));
+        }
+        if f.kind != FigureKind::Adjacency && f.order != VertexOrder::Sample {
+            return Err(err(None, format!("figure '{}': `order` applies to adjacency figures only", f.name)));
         }
         let mut panels = Vec::new();
         for p in &f.panels {

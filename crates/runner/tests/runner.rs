@@ -189,10 +189,117 @@ method = "pca"
     let plan = plan_in(dir.path(), text);
     let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
     assert!(out.tables.is_none());
-    assert_eq!(out.figures.len(), 6);
+    // three figures as PNG + SVG, and the panel summary figures.md
+    assert_eq!(out.figures.len(), 7);
     for f in &out.figures {
         assert!(std::fs::metadata(f).unwrap().len() > 1000, "{}", f.display());
     }
     let e = spec_error(&text.replace("dataset = \"two_moons\"\nmethod = \"lle\"", "dataset = \"moons\"\nmethod = \"lle\""));
     assert!(e.contains("no data set labelled 'moons'"), "{e}");
+}
+
+/// The figure kinds and options of the claims figures: learned-W adjacency with nz in the title
+/// and ordered along the manifold, components as colours and laid out apart, the
+/// component-by-label contingency, feature weights, and the `figures.md` summary; one fit per
+/// distinct panel across figures.
+#[test]
+fn figure_options_components_contingency_weights_and_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+id = "claims"
+title = "claims figures"
+[[dataset]]
+name = "three_clusters"
+label = "blobs"
+params = { n = 90, bridge = 0.0, noise = 0.1 }
+[[dataset]]
+name = "distorted_s"
+label = "s"
+params = { n = 60 }
+preprocess = [{ op = "minmax" }]
+[[dataset]]
+name = "two_moons"
+label = "moons"
+params = { n = 60 }
+preprocess = [{ op = "noise_features", count = 20, seed = 1 }, { op = "minmax" }]
+[[figure]]
+name = "esl_embedding"
+title = "esl"
+kind = "embedding"
+colour = "components"
+separate_components = true
+columns = 1
+[[figure.panel]]
+dataset = "blobs"
+method = "esl"
+params = { dim = 2, lambda = 0.8, perplexity = 10.0 }
+title = "esl blobs"
+[[figure]]
+name = "esl_contingency"
+title = "esl components"
+kind = "contingency"
+[[figure.panel]]
+dataset = "blobs"
+method = "esl"
+params = { dim = 2, lambda = 0.8, perplexity = 10.0 }
+title = "esl blobs"
+[[figure]]
+name = "mpme_w"
+title = "mpme W"
+kind = "adjacency"
+order = "manifold"
+[[figure.panel]]
+dataset = "s"
+method = "mpme"
+params = { dim = 2, lambda = 10.0, C = 1.0 }
+title = "C = 1"
+[[figure]]
+name = "theta"
+title = "fsl theta"
+kind = "weights"
+[[figure.panel]]
+dataset = "moons"
+method = "fsl"
+params = { gamma = 100.0, lambda = 10.0, b = 1.0, n_selected = 2, max_iter = 50 }
+title = "theta"
+"#;
+    let plan = plan_in(dir.path(), text);
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!(out.figures.len(), 4 * 2 + 1);
+    for f in &out.figures {
+        assert!(std::fs::metadata(f).unwrap().len() > 1000, "{}", f.display());
+    }
+    let md_path = out.figures.iter().find(|f| f.extension().is_some_and(|e| e == "md")).unwrap();
+    assert_eq!(md_path, &dir.path().join("claims/figures.md"));
+    let md = std::fs::read_to_string(md_path).unwrap();
+    // ESL's components: the same count in the embedding title, the contingency summary and its
+    // table (one row per component, sizes adding up to N, one column per label)
+    let row = md.lines().find(|l| l.starts_with("| esl blobs | esl |") && l.contains(" labels are exactly one component")).unwrap();
+    let k: usize = row.split(" | ").nth(5).unwrap().trim().parse().unwrap();
+    assert!(k >= 1 && row.contains(&format!("| {k} components; ")), "{row}");
+    assert!(md.contains(&format!("| {k} component")), "{md}");
+    let table: Vec<&str> = md.lines().skip_while(|l| !l.starts_with("| component | size | 0 | 1 | 2 |")).skip(2).take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), k, "{md}");
+    let total: usize = table.iter().map(|l| l.split(" | ").nth(1).unwrap().trim().parse::<usize>().unwrap()).sum();
+    assert_eq!(total, 90);
+    // adjacency: nz = twice the edges, as a fraction of N^2
+    let row = md.lines().find(|l| l.starts_with("| C = 1 | mpme |")).unwrap();
+    let edges: usize = row.split(" edges").next().unwrap().rsplit("| ").next().unwrap().trim().parse().unwrap();
+    assert!(row.contains(&format!("nz = {} ({:.2}%)", 2 * edges, 100.0 * (2 * edges) as f64 / 3600.0)), "{row}");
+    // weights: 22 features, the top two named with their values
+    let row = md.lines().find(|l| l.starts_with("| theta | fsl |")).unwrap();
+    assert!(row.contains("feature ") && row.contains("of 22"), "{row}");
+
+    // misuse is rejected before any work
+    let e = spec_error(&text.replace("kind = \"adjacency\"\norder = \"manifold\"", "kind = \"embedding\"\norder = \"manifold\""));
+    assert!(e.contains("`order` applies to adjacency figures only"), "{e}");
+    let e = spec_error(&text.replace("kind = \"contingency\"", "kind = \"contingency\"\ncolour = \"pc1\""));
+    assert!(e.contains("`colour` and `separate_components` apply to embedding and graph figures only"), "{e}");
+    let e = spec_error(&text.replace("columns = 1", "columns = 0"));
+    assert!(e.contains("`columns` must be >= 1"), "{e}");
+    // a kind that needs what the method does not return fails with the panel named
+    let bad = text.replace("kind = \"weights\"", "kind = \"contingency\"");
+    let d2 = tempfile::tempdir().unwrap();
+    let e = structdr::run_spec(&plan_in(d2.path(), &bad), &opts(d2.path().into())).err().unwrap().to_string();
+    assert!(e.contains("figure 'theta', panel 'theta'") && e.contains("no connected components"), "{e}");
 }
