@@ -33,9 +33,14 @@ fetch: build
     {{bin}} datasets fetch --all
     {{bin}} datasets verify
 
-# Table 1 of the SPL paper for the methods that exist: results/table1_loocv.{md,csv,tex}.
-table1: build
-    {{bin}} run experiments/table1_loocv.toml
+# Table 1 of the SPL paper (PCA, KPCA, LE, LLE, SPL, MPME, ESL): results/table1_loocv.{md,csv,tex}.
+# Resumable: finished cells are kept; `just table1 --max-cells 50` computes at most 50 new ones.
+table1 *ARGS: build
+    {{bin}} run experiments/table1_loocv.toml {{ARGS}}
+
+# Table I of the ESL paper (MPME, ESL and the shared baselines), sharing table1's record store.
+esl-table1 *ARGS: build
+    {{bin}} run experiments/esl_table1.toml {{ARGS}}
 
 # Principal graphs on the synthetic sets and the convergence curve (004 Fig. 3, 5).
 figures-rpg: build
