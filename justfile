@@ -42,6 +42,10 @@ table1 *ARGS: build
 esl-table1 *ARGS: build
     {{bin}} run experiments/esl_table1.toml {{ARGS}}
 
+# Table III of the ESL paper: k-means ACC on the features FSL selects: results/table3_fsl.{md,csv,tex}.
+table3 *ARGS: build
+    {{bin}} run experiments/table3_fsl.toml {{ARGS}}
+
 # Principal graphs on the synthetic sets and the convergence curve (004 Fig. 3, 5).
 figures-rpg: build
     {{bin}} run experiments/rpg_principal_graphs.toml
