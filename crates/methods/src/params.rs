@@ -9,13 +9,59 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// One parameter value. `inf` / `-inf` / `nan` strings parse as floats.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(untagged)]
+///
+/// Serialised untagged (`true`, `10`, `0.5`, `"kpca"`), except non-finite floats, which JSON
+/// cannot hold: they are written `{"float": "inf"}` (or `"-inf"`, `"nan"`) and read back as
+/// floats, so a record keyed by `C = inf` round-trips (serde_json would write `null`).
+#[derive(Debug, Clone, PartialEq)]
 pub enum ParamValue {
     Bool(bool),
     Int(i64),
     Float(f64),
     Str(String),
+}
+
+impl serde::Serialize for ParamValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            ParamValue::Bool(b) => s.serialize_bool(*b),
+            ParamValue::Int(i) => s.serialize_i64(*i),
+            ParamValue::Float(x) if x.is_finite() => s.serialize_f64(*x),
+            ParamValue::Float(x) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("float", if x.is_nan() { "nan" } else if *x > 0.0 { "inf" } else { "-inf" })?;
+                m.end()
+            }
+            ParamValue::Str(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ParamValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Int(i64),
+            Float(f64),
+            Str(String),
+            NonFinite { float: String },
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Bool(b) => ParamValue::Bool(b),
+            Raw::Int(i) => ParamValue::Int(i),
+            Raw::Float(x) => ParamValue::Float(x),
+            Raw::Str(v) => ParamValue::Str(v),
+            Raw::NonFinite { float } => match float.as_str() {
+                "inf" => ParamValue::Float(f64::INFINITY),
+                "-inf" => ParamValue::Float(f64::NEG_INFINITY),
+                "nan" => ParamValue::Float(f64::NAN),
+                other => return Err(serde::de::Error::custom(format!("non-finite float '{other}' (expected inf, -inf or nan)"))),
+            },
+        })
+    }
 }
 
 impl fmt::Display for ParamValue {
@@ -188,5 +234,19 @@ mod tests {
         assert_eq!(c.check("spl", &ParamValue::Str("inf".into())).unwrap(), ParamValue::Float(f64::INFINITY));
         assert!(c.check("spl", &ParamValue::Float(-1.0)).is_err());
         assert!(c.check("spl", &ParamValue::Float(f64::NAN)).is_err());
+    }
+
+    /// Non-finite floats survive a JSON round trip (serde_json alone writes them as null);
+    /// finite values keep their plain untagged form.
+    #[test]
+    fn non_finite_floats_round_trip_through_json() {
+        for v in [ParamValue::Float(f64::INFINITY), ParamValue::Float(f64::NEG_INFINITY), ParamValue::Float(0.25), ParamValue::Int(3), ParamValue::Bool(true), ParamValue::Str("kpca".into())] {
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(serde_json::from_str::<ParamValue>(&text).unwrap(), v, "{text}");
+        }
+        assert_eq!(serde_json::to_string(&ParamValue::Float(f64::INFINITY)).unwrap(), r#"{"float":"inf"}"#);
+        assert_eq!(serde_json::to_string(&ParamValue::Float(0.5)).unwrap(), "0.5");
+        let nan: ParamValue = serde_json::from_str(r#"{"float":"nan"}"#).unwrap();
+        assert!(matches!(nan, ParamValue::Float(x) if x.is_nan()));
     }
 }

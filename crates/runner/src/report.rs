@@ -156,7 +156,14 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         let m = &plan.methods[b.method];
         match &b.record {
             Some(r) => writeln!(md, "| {} | {} | {} | {} | {} | {}/{} | {:.2} |", m.label, data[b.dataset].label, fmt(b.value(&metric)), params_string(r), r.dim, b.ok, b.total, r.fit_seconds).ok(),
-            None => writeln!(md, "| {} | {} | – | failed: {} | | {}/{} | |", m.label, data[b.dataset].label, b.first_error.clone().unwrap_or_default().replace('|', "/"), b.ok, b.total).ok(),
+            None => {
+                // No usable record: say whether cells failed or were simply not run yet.
+                let why = match &b.first_error {
+                    Some(e) => format!("failed: {}", e.replace('|', "/")),
+                    None => "not computed yet".to_string(),
+                };
+                writeln!(md, "| {} | {} | – | {why} | | {}/{} | |", m.label, data[b.dataset].label, b.ok, b.total).ok()
+            }
         };
     }
     let notes: Vec<String> = data.iter().filter_map(|p| p.data.note.as_ref().map(|n| format!("- {}{}: {}", p.label, if is_stand_in(p) { "*" } else { "" }, n))).collect();
@@ -190,7 +197,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             b.ok,
             b.total,
             b.record.as_ref().map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
-            if b.record.is_some() { "ok" } else { "failed" }
+            if b.record.is_some() { "ok" } else if b.first_error.is_some() { "failed" } else { "missing" }
         )
         .ok();
     }

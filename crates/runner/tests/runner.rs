@@ -309,3 +309,31 @@ title = "theta"
     let e = structdr::run_spec(&plan_in(d2.path(), &bad), &opts(d2.path().into())).err().unwrap().to_string();
     assert!(e.contains("figure 'theta', panel 'theta'") && e.contains("no connected components"), "{e}");
 }
+
+/// A cell whose parameters hold a non-finite float (MPME's `C = inf`) is cached like any other:
+/// the second run computes nothing (JSON has no inf; the record writes it as `{"float": "inf"}`).
+#[test]
+fn cells_with_infinite_parameters_are_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+id = "t"
+title = "inf"
+seed = 1
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "three_clusters"
+params = { n = 30 }
+
+[[method]]
+name = "mpme"
+grid = { dim = 2, C = [1.0, inf], lambda = 1.0, max_iter = 20 }
+"#;
+    let plan = plan_in(dir.path(), text);
+    let first = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((first.summary.computed, first.summary.cached, first.summary.failed), (2, 0, 0));
+    let second = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((second.summary.computed, second.summary.cached), (0, 2));
+}
