@@ -653,20 +653,9 @@ impl DdrTree {
 
     /// Fits from a user-given `Z` and/or centres. Given centres fix K (they override `centres`).
     ///
-    /// With K <= 512 centres and D <= 500 every BLAS call is small (N x D by D x d, K x K): it
-    /// runs with one BLAS thread (rayon parallelises the row loops), since OpenBLAS's spinning
-    /// helper threads cost more than they save there (N = 8000, K = 132: 0.215 -> 0.19 s).
+    /// (BLAS threads are left alone: OpenBLAS's count is process-global, and switching it here
+    /// made concurrent fits in one process change each other's results.)
     pub fn fit_with_init(&self, x: ArrayView2<f64>, seed: u64, init: DdrTreeInit<'_>) -> Result<DdrTreeFit> {
-        let (k, _) = self.validate(&x)?;
-        let k = init.centres.map_or(k, |c| c.nrows());
-        if k <= 512 && x.ncols() <= 500 {
-            structdr_linalg::blas::with_threads(1, || self.fit_with_init_inner(x, seed, init))
-        } else {
-            self.fit_with_init_inner(x, seed, init)
-        }
-    }
-
-    fn fit_with_init_inner(&self, x: ArrayView2<f64>, seed: u64, init: DdrTreeInit<'_>) -> Result<DdrTreeFit> {
         let (mut k, lambda) = self.validate(&x)?;
         let (n, dd) = x.dim();
         let d = self.dim;
