@@ -1,19 +1,11 @@
 //! DDRTree timings: D = 50, d = 2, 20 iterations (tol = 0), K = N = 2000 and N = 8000 with K = 132
 //! (Monocle's rule), R DDRTree's defaults otherwise (sigma = 1e-3, gamma = 10, lambda = 5N).
 use criterion::{criterion_group, criterion_main, Criterion};
-use ndarray::Array2;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use structdr_methods::ddrtree::{Centres, DdrTree};
 
-fn data(n: usize, dd: usize, seed: u64) -> Array2<f64> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let dirs = Array2::from_shape_fn((3, dd), |_| rng.gen_range(-1.0..1.0));
-    Array2::from_shape_fn((n, dd), |(i, j)| {
-        let t = ((i * 7919) % n) as f64 / n as f64;
-        dirs[[i % 3, j]] * t * 3.0
-    }) + Array2::from_shape_fn((n, dd), |_| 0.05 * rng.gen_range(-1.0..1.0))
-}
+#[path = "support/ddrtree_data.rs"]
+mod ddrtree_data;
+use ddrtree_data::data;
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("ddrtree");

@@ -1,8 +1,5 @@
 //! Timing and memory probe for DDRTree: `ddrtree_perf N K [D] [iters]` (K = 0: K = N).
 //! Run under `/usr/bin/time -v` for the peak RSS. Data: a noisy 3-branch tree in D dimensions.
-use ndarray::Array2;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use structdr_methods::ddrtree::{Centres, DdrTree};
 
 fn main() {
@@ -22,12 +19,6 @@ fn main() {
     }
 }
 
-/// Noisy 3-branch tree in `dd` dimensions (branch directions random, noise 0.05).
-pub fn data(n: usize, dd: usize, seed: u64) -> Array2<f64> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let dirs = Array2::from_shape_fn((3, dd), |_| rng.gen_range(-1.0..1.0));
-    Array2::from_shape_fn((n, dd), |(i, j)| {
-        let t = ((i * 7919) % n) as f64 / n as f64;
-        dirs[[i % 3, j]] * t * 3.0
-    }) + Array2::from_shape_fn((n, dd), |_| 0.05 * rng.gen_range(-1.0..1.0))
-}
+#[path = "../benches/support/ddrtree_data.rs"]
+mod ddrtree_data;
+use ddrtree_data::data;

@@ -292,7 +292,7 @@ impl NearCentres {
         let g = self.members.len();
         let c_norm_max = cv.rows().into_iter().map(|r| r.dot(&r)).fold(0.0, f64::max);
         let margin = self.margin;
-        let group_of = &self.group_of;
+        let (group_of, members) = (&self.group_of, &self.members);
         let mut results = Vec::with_capacity(todo.len());
         for chunk in todo.chunks(block_rows(k)) {
             let xb = xv.select(ndarray::Axis(0), chunk);
@@ -325,11 +325,11 @@ impl NearCentres {
                     for gg in 0..g {
                         let l = lower[gg];
                         if !(l > 0.0 && l * l > m + extra) {
-                            for (j, &gj) in group_of.iter().enumerate() {
-                                if gj as usize == gg && list.binary_search(&(j as u32)).is_err() {
-                                    let v = sq_dist_slices(xi, row_slice(cv, j));
+                            for &j in &members[gg] {
+                                if list.binary_search(&j).is_err() {
+                                    let v = sq_dist_slices(xi, row_slice(cv, j as usize));
                                     m = m.min(v);
-                                    comp.push((j as u32, v));
+                                    comp.push((j, v));
                                 }
                             }
                             lower[gg] = f64::INFINITY;
