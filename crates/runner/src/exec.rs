@@ -7,7 +7,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use structdr_datasets::Dataset;
@@ -249,6 +251,11 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
         eprintln!("cells: {} total, {} cached, {} to run{}", summary.total, summary.cached, todo.len(), if summary.skipped > 0 { format!(", {} left for later (--max-cells)", summary.skipped) } else { String::new() });
     }
     let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(todo.len() as u64) };
+    // The bar draws only on a terminal; in a log (nohup, CI, nightly jobs) every finished cell gets
+    // a line instead, so a long run shows where it is.
+    let log_lines = !opts.quiet && !std::io::stderr().is_terminal();
+    let finished = AtomicUsize::new(0);
+    let started = Instant::now();
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "));
     let threads = format!("rayon={} blas=1", rayon::current_num_threads());
     // BLAS single-threaded inside parallel cells (STACK.md P4); restored afterwards.
@@ -265,6 +272,14 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
             }
             bar.set_message(format!("{} / {} {}", data[cell.dataset].label, plan.methods[cell.method].label, if rec.status == Status::Ok { "" } else { "(failed)" }));
             bar.inc(1);
+            if log_lines {
+                let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                let outcome = match rec.status {
+                    Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
+                    Status::Failed => format!("failed: {}", rec.error.as_deref().unwrap_or("")),
+                };
+                eprintln!("[{done}/{}] {} / {} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", todo.len(), data[cell.dataset].label, plan.methods[cell.method].label, rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
+            }
             (i, rec)
         })
         .collect();

@@ -68,10 +68,6 @@ pub struct TableFiles {
     pub tex: PathBuf,
 }
 
-fn params_string(r: &Record) -> String {
-    r.key.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-}
-
 /// Mean |ours - paper| of a method's row over the data sets where both exist.
 pub fn mean_abs_diff(plan: &Plan, data: &[Prepared], best: &[Best], mi: usize, metric: &str) -> Option<(f64, usize)> {
     let reference = plan.spec.reference.as_ref()?;
@@ -155,7 +151,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     for b in best {
         let m = &plan.methods[b.method];
         match &b.record {
-            Some(r) => writeln!(md, "| {} | {} | {} | {} | {} | {}/{} | {:.2} |", m.label, data[b.dataset].label, fmt(b.value(&metric)), params_string(r), r.dim, b.ok, b.total, r.fit_seconds).ok(),
+            Some(r) => writeln!(md, "| {} | {} | {} | {} | {} | {}/{} | {:.2} |", m.label, data[b.dataset].label, fmt(b.value(&metric)), r.params_string(), r.dim, b.ok, b.total, r.fit_seconds).ok(),
             None => {
                 // No usable record: say whether cells failed or were simply not run yet.
                 let why = match &b.first_error {
@@ -191,7 +187,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             o(ours),
             o(paper),
             o(diff),
-            b.record.as_ref().map(params_string).unwrap_or_default(),
+            b.record.as_ref().map(Record::params_string).unwrap_or_default(),
             b.record.as_ref().map(|r| r.dim.to_string()).unwrap_or_default(),
             p.data.x.nrows(),
             b.ok,

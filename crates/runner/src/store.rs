@@ -79,6 +79,13 @@ pub struct Record {
     pub finished_at: u64,
 }
 
+impl Record {
+    /// The cell's resolved parameters as `key=value` pairs in key order, e.g. `C=inf lambda=0.1`.
+    pub fn params_string(&self) -> String {
+        self.key.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+}
+
 /// Records of one spec, in `<dir>/<hash>.json`.
 pub struct Store {
     dir: PathBuf,
