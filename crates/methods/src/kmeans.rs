@@ -14,6 +14,12 @@
 //!   accumulated in sample order; an emptied cluster is re-seeded at the sample farthest from its
 //!   centre. Stops when no label changes or after `max_iter` iterations.
 //!
+//! Not the evaluation protocol's k-means (`structdr_eval::kmeans`, k-means ACC/NMI of the tables):
+//! that one reproduces MATLAB's behaviour on embeddings (centre-shift tolerance, empty clusters keep
+//! their centre, duplicates allowed, 20 restarts), and its cached table numbers depend on exactly
+//! that; this one fits landmarks once, where an emptied cluster must be re-seeded and duplicates
+//! are an input error. They share the k-means++ rule, not the code.
+//!
 //! Deterministic: the same `(x, k, seed, max_iter)` gives bit-identical output (the random draws
 //! come from one Xoshiro256++ stream; all reductions run in a fixed order).
 //! Cost: seeding O(N K) checks plus the distance rows actually computed, Lloyd O(N K D) per
