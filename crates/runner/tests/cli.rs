@@ -127,3 +127,34 @@ fn select_fsl_writes_one_weight_per_feature() {
     let out = bin().args(["select", "--method", "pca", "--input"]).arg(&input).arg("--out").arg(dir.path().join("t.npy")).output().unwrap();
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no feature weights"));
 }
+
+/// With stderr piped (as in a log), `run` prints one line per finished cell with its parameters
+/// and metric; a second run finds every cell cached and prints none.
+#[test]
+fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "id = \"progress\"\ntitle = \"progress lines\"\nseed = 3\noutput = \"{out}\"\n\
+             [evaluation]\nprotocols = [\"loocv\"]\n\
+             [[dataset]]\nname = \"two_moons\"\nparams = {{ n = 60 }}\n\
+             [[method]]\nname = \"pca\"\ngrid = {{ dim = [1, 2] }}\n",
+            out = dir.path().join("out").display()
+        ),
+    )
+    .unwrap();
+    let first = bin().args(["run", spec.to_str().unwrap()]).output().unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let err = String::from_utf8_lossy(&first.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(lines.len(), 2, "one line per cell expected:\n{err}");
+    for (i, l) in lines.iter().enumerate() {
+        assert!(l.starts_with(&format!("[{}/2] two_moons / pca dim=", i + 1)), "{l}");
+        assert!(l.contains("loocv_1nn_accuracy 0.") || l.contains("loocv_1nn_accuracy 1.0000"), "{l}");
+    }
+    let again = bin().args(["run", spec.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success() && err.contains("2 cached, 0 to run") && !err.lines().any(|l| l.starts_with('[')), "{err}");
+}
