@@ -270,7 +270,8 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
             if let Err(e) = store.put(&rec) {
                 eprintln!("warning: cannot write record {}: {e}", rec.hash);
             }
-            bar.set_message(format!("{} / {} {}", data[cell.dataset].label, plan.methods[cell.method].label, if rec.status == Status::Ok { "" } else { "(failed)" }));
+            let what = format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label);
+            bar.set_message(format!("{what} {}", if rec.status == Status::Ok { "" } else { "(failed)" }));
             bar.inc(1);
             if log_lines {
                 let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
@@ -278,7 +279,7 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
                     Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
                     Status::Failed => format!("failed: {}", rec.error.as_deref().unwrap_or("")),
                 };
-                eprintln!("[{done}/{}] {} / {} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", todo.len(), data[cell.dataset].label, plan.methods[cell.method].label, rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
+                eprintln!("[{done}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", todo.len(), rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
             }
             (i, rec)
         })
