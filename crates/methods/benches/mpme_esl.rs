@@ -43,7 +43,7 @@ fn bench(c: &mut Criterion) {
     grp.finish();
     let mut grp = c.benchmark_group("fit_2007");
     grp.sample_size(10).measurement_time(Duration::from_secs(10)).warm_up_time(Duration::from_secs(1));
-    let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 3, tol: 0.0, embedding: MpmeEmbedding::Kpca };
+    let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 3, tol: 0.0, embedding: MpmeEmbedding::Kpca, solver: structdr_methods::optim::Solver::Projected };
     grp.bench_function("mpme_3_iterations", |b| b.iter(|| m.fit(black_box(x.view()), 0).unwrap().iterations));
     grp.finish();
 }

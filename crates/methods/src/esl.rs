@@ -16,9 +16,9 @@
 //!
 //!    (The paper's eq. 23-24 differentiate with respect to one ordered entry `w_ij` with `A_ij`
 //!    holding only the `(i,i)` and `(i,j)` entries; the sum of its `(i,j)` and `(j,i)` partials is the
-//!    formula above. At `W = 0` both give `2 (lambda c_ij - 2m)`, whence eq. 26.) Solved by L-BFGS-B
-//!    from `W = 0`; the KKT residual is reported.
-//! 4. Components: the graph with edges `w_ij > 1e-6 max_kl w_kl` (the "edge threshold"; L-BFGS-B puts
+//!    formula above. At `W = 0` both give `2 (lambda c_ij - 2m)`, whence eq. 26.) Solved from `W = 0`
+//!    by the `solver` of [`crate::optim`] (as MPME); the KKT residual is reported.
+//! 4. Components: the graph with edges `w_ij > 1e-6 max_kl w_kl` (the "edge threshold"; the solvers put
 //!    inactive weights exactly at the bound 0, and the notes report how many weights fall in
 //!    `(0, threshold]`). Each component `c` is embedded separately by KPCA on
 //!    `K_c = m (I + 4 L_c)^-1` (eq. 28), centred, `Y_c = U V^{1/2}` (top `min(m, n_c - 1)` pairs),
@@ -33,11 +33,11 @@
 //! Cost: as MPME ([`crate::mpme`]): N(N-1)/2 variables, one Cholesky + `dpotri` per evaluation,
 //! plus O(N^2 * iterations) for the perplexity search and O(sum_c n_c^3) for the embedding.
 
-use crate::logdet::{edges_above, for_each_pair, log_det_and_grad, n_pairs};
-use crate::mpme::{check_pair_problem, solve_pairs, LBFGSB_FACTR, LBFGSB_MEMORY};
-use crate::optim::lbfgsb::projected_gradient_norm;
+use crate::logdet::{edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs};
+use crate::mpme::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
+use crate::optim::{projected_gradient_norm, Solver};
 use crate::params::ParamMapExt;
-use crate::registry::{dim, float, int, MethodInfo};
+use crate::registry::{choice, dim, float, int, MethodInfo};
 use crate::{numerical, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{Array2, ArrayView2, Axis};
 use rayon::prelude::*;
@@ -60,10 +60,12 @@ pub struct Esl {
     pub c: f64,
     /// Perplexity `u` of the conditional affinities, `1 <= u < N - 1`.
     pub perplexity: f64,
-    /// L-BFGS-B iteration limit.
+    /// Iteration limit of the dual solver.
     pub max_iter: usize,
     /// Stop when `||proj grad f||_inf <= tol * ||proj grad f(0)||_inf`.
     pub tol: f64,
+    /// Bound-constrained solver of the dual.
+    pub solver: Solver,
 }
 
 /// Conditional affinities with perplexity `u` (001 eq. 1): returns `P` with row `i` = `p_{.|i}`
@@ -149,6 +151,17 @@ impl EslObjective {
     /// `f(w)` and its gradient in `g`; also returns `Q^-1 = (I + 4L)^-1`.
     pub fn eval(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<(f64, Array2<f64>), LinalgError> {
         let (ld, qi) = log_det_and_grad(self.n, w, 1.0, 4.0, g)?;
+        Ok((self.finish(ld, w, g), qi))
+    }
+
+    /// `f(w)` and its gradient in `g` (what the solver calls; no `Q^-1` formed).
+    pub fn value_and_gradient(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<f64, LinalgError> {
+        let ld = log_det_grad(self.n, w, 1.0, 4.0, g)?;
+        Ok(self.finish(ld, w, g))
+    }
+
+    /// `f` from `log det Q`, turning `g` from `d log det Q / dw` into `df/dw` (module doc).
+    fn finish(&self, ld: f64, w: &[f64], g: &mut [f64]) -> f64 {
         let h = 0.5 * self.m;
         let two_l = 2.0 * self.lambda;
         let mut lin = 0.0;
@@ -156,7 +169,7 @@ impl EslObjective {
             *gk = -h * *gk + two_l * ck;
             lin += wk * ck;
         }
-        Ok((-h * ld + two_l * lin, qi))
+        -h * ld + two_l * lin
     }
 
     /// `||proj grad f(0)||_inf` in closed form (`Q = I`: `df/dw_ij = 2 lambda c_ij - 4m`).
@@ -229,9 +242,9 @@ impl Embedder for Esl {
         let (obj, lambda_u) = EslObjective::new(p.view(), self.dim, self.lambda_v);
         drop(p);
         let pg0 = obj.initial_kkt_residual(self.c);
-        let r = solve_pairs("esl", n_pairs(n), self.c, self.max_iter, self.tol * pg0, |w, g| obj.eval(w, g).map(|(f, _)| f))?;
+        let r = solve_pairs("esl", self.solver, n_pairs(n), self.c, self.max_iter, self.tol * pg0, |w, g| obj.value_and_gradient(w, g))?;
         let mut g = vec![0.0; r.x.len()];
-        let (f_end, _) = obj.eval(&r.x, &mut g).map_err(numerical("esl"))?;
+        let f_end = obj.value_and_gradient(&r.x, &mut g).map_err(numerical("esl"))?;
         let pg = projected_gradient_norm(&r.x, &g, &vec![0.0; g.len()], &vec![self.c; g.len()]);
         let wmax = r.x.iter().copied().fold(0.0, f64::max);
         let threshold = EDGE_THRESHOLD * wmax;
@@ -254,7 +267,9 @@ impl Embedder for Esl {
             self.perplexity, obj.lambda
         ));
         fitted.notes.push(format!(
-            "L-BFGS-B (m = {LBFGSB_MEMORY}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",
+            "{} (m = {}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",
+            solver_label(self.solver),
+            solver_memory(self.solver),
             r.iterations, r.evaluations, r.message
         ));
         fitted.notes.push(format!(
@@ -273,15 +288,16 @@ impl Embedder for Esl {
 pub(crate) fn info() -> MethodInfo {
     MethodInfo {
         name: "esl",
-        summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (L-BFGS-B over all pairs), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
+        summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (projected L-BFGS or L-BFGS-B over all pairs), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
         reference: "Wang & Li, Learning low-dimensional latent graph structures: a density estimation approach, IEEE TNNLS 2020 (§III, Alg. 1)",
         params: vec![
             dim(),
             float("lambda", 0.0, 1.0, 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),
             float("C", 1e-12, f64::INFINITY, 1.0, "upper bound C of every w_ij (inf allowed)"),
             float("perplexity", 1.0, f64::INFINITY, 30.0, "perplexity u of the conditional affinities p_(j|i) (must be < N - 1)"),
-            int("max_iter", 1, 500, "L-BFGS-B iteration limit"),
+            int("max_iter", 1, 500, "iteration limit of the dual solver"),
             float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
+            choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
         ],
         build: |p| {
             Ok(Box::new(Esl {
@@ -291,6 +307,7 @@ pub(crate) fn info() -> MethodInfo {
                 perplexity: p.float("perplexity"),
                 max_iter: p.usize("max_iter"),
                 tol: p.float("tol"),
+                solver: Solver::from_name(p.str("solver")).expect("validated by the schema"),
             }))
         },
     }
@@ -346,7 +363,7 @@ mod tests {
     #[test]
     fn two_blobs_give_two_components_and_a_kkt_point() {
         let x = blobs(25, 4);
-        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 8.0, max_iter: 500, tol: 1e-6 };
+        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 8.0, max_iter: 500, tol: 1e-6, solver: Solver::Projected };
         let f = e.fit(x.view(), 0).unwrap();
         eprintln!("{:#?}", f.notes);
         for w in f.history.windows(2) {
@@ -388,7 +405,7 @@ mod tests {
     #[test]
     fn bad_input_is_an_error() {
         let x = blobs(5, 1);
-        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 3.0, max_iter: 10, tol: 1e-5 };
+        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 3.0, max_iter: 10, tol: 1e-5, solver: Solver::Projected };
         assert!(Esl { lambda_v: 1.0, ..e.clone() }.fit(x.view(), 0).is_err());
         assert!(Esl { perplexity: 9.0, ..e.clone() }.fit(x.view(), 0).unwrap_err().to_string().contains("perplexity"));
         assert!(Esl { c: 0.0, ..e.clone() }.fit(x.view(), 0).is_err());

@@ -56,21 +56,47 @@ pub fn laplacian_system(n: usize, w: &[f64], a: f64, b: f64) -> Array2<f64> {
     q
 }
 
-/// `log det Q` and `Q^-1` for `Q = a I + b L(W)`, and `grad[k] = d/dw_k log det Q` (module doc).
+/// The row-major upper triangle (diagonal included) of `Q = a I + b L(W)` in an N x N buffer, the
+/// other triangle left 0: the part `dpotrf` reads as the column-major lower triangle. Written in
+/// storage order (contiguous), unlike the scattered column writes a full symmetric `Q` needs.
+fn laplacian_upper(n: usize, w: &[f64], a: f64, b: f64) -> Array2<f64> {
+    let mut q = Array2::<f64>::zeros((n, n));
+    let qs = q.as_slice_mut().expect("standard layout");
+    let mut deg = vec![0.0f64; n];
+    let mut k = 0;
+    for i in 0..n {
+        let row = &mut qs[i * n..(i + 1) * n];
+        for j in (i + 1)..n {
+            let v = w[k];
+            row[j] = -b * v;
+            deg[i] += v;
+            deg[j] += v;
+            k += 1;
+        }
+    }
+    for i in 0..n {
+        qs[i * n + i] = a + b * deg[i];
+    }
+    q
+}
+
+/// `log det Q` and `grad[k] = d/dw_k log det Q` for `Q = a I + b L(W)` (module doc); also returns
+/// the N x N buffer whose row-major upper triangle holds `Q^-1` (the other triangle is not set).
 ///
-/// In place on one N x N buffer: `dpotrf` then `dpotri` (LAPACK, column-major `uplo = 'L'`, which
-/// is the row-major upper triangle of the symmetric buffer: no transposes or copies); the gradient
-/// reads that triangle, then the other triangle is filled for the returned `Q^-1`.
+/// In place on that one buffer: `dpotrf` then `dpotri` (LAPACK, column-major `uplo = 'L'`, which is
+/// the row-major upper triangle: no transposes or copies); the gradient reads the triangle.
 ///
 /// Errors when `Q` is not numerically positive definite (impossible for `w >= 0`, `a > 0`, `b >= 0`
 /// in exact arithmetic; it can happen for negative trial weights) or not finite.
-pub fn log_det_and_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> Result<(f64, Array2<f64>), LinalgError> {
+fn log_det_grad_upper(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> Result<(f64, Array2<f64>), LinalgError> {
+    assert_eq!(w.len(), n_pairs(n), "log_det_and_grad: one weight per pair");
     assert_eq!(grad.len(), n_pairs(n), "log_det_and_grad: one gradient entry per pair");
-    let mut q = laplacian_system(n, w, a, b);
-    if q.iter().any(|v| !v.is_finite()) {
+    let mut q = laplacian_upper(n, w, a, b);
+    let qs = q.as_slice_mut().expect("standard layout");
+    // Q is built from w, a and b only: its entries are finite iff these and the degrees are
+    if !(a.is_finite() && b.is_finite()) || w.iter().any(|v| !v.is_finite()) || (0..n).any(|i| !qs[i * n + i].is_finite()) {
         return Err(LinalgError::NotFinite { what: "log_det_and_grad" });
     }
-    let qs = q.as_slice_mut().expect("standard layout");
     let uplo = b'L' as c_char;
     let nn = n as c_int;
     let mut info: c_int = 0;
@@ -97,6 +123,19 @@ pub fn log_det_and_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -
             k += 1;
         }
     }
+    Ok((log_det, q))
+}
+
+/// `log det Q` and its gradient `grad[k] = d/dw_k log det Q` for `Q = a I + b L(W)` (module doc),
+/// without forming the full `Q^-1`: what an optimiser needs at every evaluation.
+pub fn log_det_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> Result<f64, LinalgError> {
+    log_det_grad_upper(n, w, a, b, grad).map(|(ld, _)| ld)
+}
+
+/// As [`log_det_grad`], and also returns `Q^-1` (both triangles filled) for `Q = a I + b L(W)`.
+pub fn log_det_and_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> Result<(f64, Array2<f64>), LinalgError> {
+    let (log_det, mut q) = log_det_grad_upper(n, w, a, b, grad)?;
+    let qs = q.as_slice_mut().expect("standard layout");
     for i in 0..n {
         for j in 0..i {
             qs[i * n + j] = qs[j * n + i];
@@ -155,5 +194,23 @@ mod tests {
             worst = worst.max(((fp - fm) / (2.0 * h) - g[k]).abs() / g[k].abs().max(1.0));
         }
         assert!(worst < 1e-7, "relative gradient error {worst}");
+        // the solver's entry point (no full Q^-1) gives the same numbers, bit for bit
+        let mut g2 = vec![0.0; n_pairs(n)];
+        assert_eq!(log_det_grad(n, &w, a, b, &mut g2).unwrap(), ld);
+        assert_eq!(g2, g);
+    }
+
+    #[test]
+    fn non_finite_or_indefinite_input_is_an_error() {
+        let n = 4;
+        let mut g = vec![0.0; n_pairs(n)];
+        let mut w = vec![0.5; n_pairs(n)];
+        w[2] = f64::NAN;
+        assert!(matches!(log_det_grad(n, &w, 1.0, 1.0, &mut g), Err(LinalgError::NotFinite { .. })));
+        w[2] = f64::INFINITY;
+        assert!(matches!(log_det_grad(n, &w, 1.0, 1.0, &mut g), Err(LinalgError::NotFinite { .. })));
+        // negative weights can make Q indefinite
+        let w = vec![-1.0; n_pairs(n)];
+        assert!(matches!(log_det_grad(n, &w, 0.1, 1.0, &mut g), Err(LinalgError::NotPositiveDefinite { .. })));
     }
 }
