@@ -435,6 +435,17 @@ mod tests {
         assert!((found[0].f - found[1].f).abs() <= 1e-12 * found[0].f.abs());
     }
 
+    /// The `solver` parameter's values are exactly the solvers' names, and the default is one.
+    #[test]
+    fn solver_parameter_values_name_every_solver() {
+        let mut names: Vec<&str> = Solver::ALL.iter().map(|s| s.name()).collect();
+        let mut values = SOLVER_NAMES.to_vec();
+        names.sort();
+        values.sort();
+        assert_eq!(names, values);
+        assert!(Solver::from_name(DEFAULT_SOLVER).is_some());
+    }
+
     #[test]
     fn bad_input_is_an_error() {
         let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 10, tol: 1e-5, embedding: MpmeEmbedding::Kpca, solver: Solver::Projected };
