@@ -33,9 +33,9 @@
 //! Cost: as MPME ([`crate::mpme`]): N(N-1)/2 variables, one Cholesky + `dpotri` per evaluation,
 //! plus O(N^2 * iterations) for the perplexity search and O(sum_c n_c^3) for the embedding.
 
-use crate::logdet::{edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs};
+use crate::logdet::{edges_above, for_each_pair, log_det_grad, n_pairs};
 use crate::mpme::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
-use crate::optim::{projected_gradient_norm, Solver};
+use crate::optim::Solver;
 use crate::params::ParamMapExt;
 use crate::registry::{choice, dim, float, int, MethodInfo};
 use crate::{numerical, Embedder, Fitted, Graph, MethodError, Result};
@@ -148,11 +148,6 @@ impl EslObjective {
         (EslObjective { n, cost, m: m as f64, lambda: lambda_v * lambda_u }, lambda_u)
     }
 
-    /// `f(w)` and its gradient in `g`; also returns `Q^-1 = (I + 4L)^-1`.
-    pub fn eval(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<(f64, Array2<f64>), LinalgError> {
-        let (ld, qi) = log_det_and_grad(self.n, w, 1.0, 4.0, g)?;
-        Ok((self.finish(ld, w, g), qi))
-    }
 
     /// `f(w)` and its gradient in `g` (what the solver calls; no `Q^-1` formed).
     pub fn value_and_gradient(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<f64, LinalgError> {
@@ -243,9 +238,8 @@ impl Embedder for Esl {
         drop(p);
         let pg0 = obj.initial_kkt_residual(self.c);
         let r = solve_pairs("esl", self.solver, n_pairs(n), self.c, self.max_iter, self.tol * pg0, |w, g| obj.value_and_gradient(w, g))?;
-        let mut g = vec![0.0; r.x.len()];
-        let f_end = obj.value_and_gradient(&r.x, &mut g).map_err(numerical("esl"))?;
-        let pg = projected_gradient_norm(&r.x, &g, &vec![0.0; g.len()], &vec![self.c; g.len()]);
+        // the solver returns f, its gradient and the KKT residual at the accepted point
+        let (f_end, pg) = (r.f, r.projected_gradient_norm);
         let wmax = r.x.iter().copied().fold(0.0, f64::max);
         let threshold = EDGE_THRESHOLD * wmax;
         let edges = edges_above(n, &r.x, threshold);
@@ -316,6 +310,7 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::optim::projected_gradient_norm;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -350,11 +345,11 @@ mod tests {
         let (obj, _) = EslObjective::new(p.view(), 2, 0.7);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         let w: Vec<f64> = (0..n_pairs(8)).map(|_| rng.gen_range(0.0..1.0)).collect();
-        crate::testing::assert_gradient_matches_central_differences(|w, g| obj.eval(w, g).unwrap().0, &w, 1e-6, 1e-7);
+        crate::testing::assert_gradient_matches_central_differences(|w, g| obj.value_and_gradient(w, g).unwrap(), &w, 1e-6, 1e-7);
         // eq. 26: at W = 0 every gradient entry is 2 (lambda c_ij - 2m) < 0 for lambda_v < 1
         let z = vec![0.0; w.len()];
         let mut g = vec![0.0; w.len()];
-        obj.eval(&z, &mut g).unwrap();
+        obj.value_and_gradient(&z, &mut g).unwrap();
         for (k, &gk) in g.iter().enumerate() {
             assert!((gk - 2.0 * (obj.lambda * obj.cost[k] - 4.0)).abs() < 1e-12 && gk < 0.0);
         }
@@ -388,7 +383,7 @@ mod tests {
             w[crate::logdet::pair_index(50, i, j)] = v;
         }
         let mut g = vec![0.0; w.len()];
-        obj.eval(&w, &mut g).unwrap();
+        obj.value_and_gradient(&w, &mut g).unwrap();
         let pg = projected_gradient_norm(&w, &g, &vec![0.0; w.len()], &vec![1.0; w.len()]);
         assert!(pg < 1e-4 * obj.initial_kkt_residual(1.0), "KKT residual {pg}");
         // every component embedding is centred

@@ -41,19 +41,20 @@ pub fn for_each_pair(n: usize, mut f: impl FnMut(usize, usize, usize)) {
 /// `Q = a I + b L(W)` (N x N, both triangles filled) for pair weights `w` (length N(N-1)/2).
 pub fn laplacian_system(n: usize, w: &[f64], a: f64, b: f64) -> Array2<f64> {
     assert_eq!(w.len(), n_pairs(n), "laplacian_system: one weight per pair");
-    let mut q = Array2::<f64>::zeros((n, n));
-    let mut deg = vec![0.0f64; n];
-    for_each_pair(n, |i, j, k| {
-        let v = w[k];
-        q[[i, j]] = -b * v;
-        q[[j, i]] = -b * v;
-        deg[i] += v;
-        deg[j] += v;
-    });
-    for i in 0..n {
-        q[[i, i]] = a + b * deg[i];
-    }
+    let mut q = laplacian_upper(n, w, a, b);
+    mirror_upper(&mut q);
     q
+}
+
+/// Copies the row-major upper triangle of the square `q` into its lower triangle.
+fn mirror_upper(q: &mut Array2<f64>) {
+    let n = q.nrows();
+    let qs = q.as_slice_mut().expect("standard layout");
+    for i in 0..n {
+        for j in 0..i {
+            qs[i * n + j] = qs[j * n + i];
+        }
+    }
 }
 
 /// The row-major upper triangle (diagonal included) of `Q = a I + b L(W)` in an N x N buffer, the
@@ -135,12 +136,7 @@ pub fn log_det_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> Re
 /// As [`log_det_grad`], and also returns `Q^-1` (both triangles filled) for `Q = a I + b L(W)`.
 pub fn log_det_and_grad(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> Result<(f64, Array2<f64>), LinalgError> {
     let (log_det, mut q) = log_det_grad_upper(n, w, a, b, grad)?;
-    let qs = q.as_slice_mut().expect("standard layout");
-    for i in 0..n {
-        for j in 0..i {
-            qs[i * n + j] = qs[j * n + i];
-        }
-    }
+    mirror_upper(&mut q);
     Ok((log_det, q))
 }
 

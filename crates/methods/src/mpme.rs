@@ -26,7 +26,7 @@
 //! (m = 10: ~100 N^2 bytes). N is capped at [`PAIR_MAX_N`].
 
 use crate::logdet::{edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs};
-use crate::optim::{minimize, projected_gradient_norm, BoundedOptions, BoundedResult, Solver};
+use crate::optim::{minimize, BoundedOptions, BoundedResult, Solver};
 use crate::params::ParamMapExt;
 use crate::registry::{choice, dim, float, int, MethodInfo};
 use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
@@ -135,11 +135,6 @@ impl MpmeObjective {
         Ok(self.finish(ld, w, g))
     }
 
-    /// `F(w)` and its gradient in `g`; also returns `Q^-1 = (L + lambda I)^-1`.
-    pub fn eval(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<(f64, Array2<f64>), LinalgError> {
-        let (ld, qi) = log_det_and_grad(self.n, w, self.lambda, 1.0, g)?;
-        Ok((self.finish(ld, w, g), qi))
-    }
 
     /// `F` from `log det Q`, turning `g` from `d log det Q / dw` into `dF/dw` (module doc).
     fn finish(&self, ld: f64, w: &[f64], g: &mut [f64]) -> f64 {
@@ -273,16 +268,15 @@ impl Embedder for Mpme {
         let upper = 4.0 * self.c;
         let pg0 = obj.initial_kkt_residual(upper);
         let r = solve_pairs("mpme", self.solver, n_pairs(n), upper, self.max_iter, self.tol * pg0, |w, g| obj.value_and_gradient(w, g))?;
-        // final Q^-1 (one more evaluation; also re-checks the reported gradient)
-        let mut g = vec![0.0; r.x.len()];
-        let (f_end, qi) = obj.eval(&r.x, &mut g).map_err(numerical("mpme"))?;
-        let pg = projected_gradient_norm(&r.x, &g, &vec![0.0; g.len()], &vec![upper; g.len()]);
+        // the solver returns F, its gradient and the KKT residual at the accepted point; only the
+        // KPCA embedding needs Q^-1, hence one more factorisation there
+        let (f_end, pg) = (r.f, r.projected_gradient_norm);
         let embedding = match self.embedding {
-            MpmeEmbedding::Kpca => crate::kpca::kernel_pca(qi, self.dim)?.0,
-            MpmeEmbedding::Geig => {
-                drop(qi);
-                geig_embedding(n, &r.x, self.lambda, self.dim)?
+            MpmeEmbedding::Kpca => {
+                let (_, qi) = log_det_and_grad(n, &r.x, self.lambda, 1.0, &mut vec![0.0; r.x.len()]).map_err(numerical("mpme"))?;
+                crate::kpca::kernel_pca(qi, self.dim)?.0
             }
+            MpmeEmbedding::Geig => geig_embedding(n, &r.x, self.lambda, self.dim)?,
         };
         let edges = edges_above(n, &r.x, 0.0);
         let nnz = edges.len();
@@ -341,6 +335,7 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::optim::projected_gradient_norm;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -358,7 +353,7 @@ mod tests {
         let obj = MpmeObjective::from_data(x.view(), 2, 0.7);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
         let w: Vec<f64> = (0..n_pairs(8)).map(|_| rng.gen_range(0.0..1.5)).collect();
-        crate::testing::assert_gradient_matches_central_differences(|w, g| obj.eval(w, g).unwrap().0, &w, 1e-6, 1e-7);
+        crate::testing::assert_gradient_matches_central_differences(|w, g| obj.value_and_gradient(w, g).unwrap(), &w, 1e-6, 1e-7);
     }
 
     /// N = 2 has one variable: F(w) = -(d/2) log(lambda (lambda + 2w)) + w phi / 2, minimised at
@@ -391,7 +386,7 @@ mod tests {
             w[crate::logdet::pair_index(40, i, j)] = v;
         }
         let mut g = vec![0.0; w.len()];
-        obj.eval(&w, &mut g).unwrap();
+        obj.value_and_gradient(&w, &mut g).unwrap();
         let pg = projected_gradient_norm(&w, &g, &vec![0.0; w.len()], &vec![f64::INFINITY; w.len()]);
         let pg0 = obj.initial_kkt_residual(f64::INFINITY);
         assert!(pg <= 1e-6 * pg0, "KKT residual {pg} (initial {pg0}): {:?}", f.notes);
@@ -423,7 +418,7 @@ mod tests {
             let mut g = vec![0.0; r.x.len()];
             for _ in 0..50 {
                 let wp: Vec<f64> = r.x.iter().map(|&v| (v + 1e-3 * rng.gen_range(-1.0..1.0)).clamp(0.0, upper)).collect();
-                let fp = obj.eval(&wp, &mut g).unwrap().0;
+                let fp = obj.value_and_gradient(&wp, &mut g).unwrap();
                 assert!(fp >= r.f - 1e-12 * r.f.abs(), "{solver:?}: {fp} < {}", r.f);
             }
             assert!(r.x.iter().any(|&v| v == upper) && r.x.iter().any(|&v| v == 0.0), "{solver:?}: both bounds active");

@@ -46,8 +46,9 @@ use super::{check_problem, projected_gradient_norm, BoundedError, BoundedOptions
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// Vector entries per parallel chunk (32 KB of f64; the 2m + 1 gathered columns of a chunk stay in L2). Fixed, never derived from the thread count,
-/// so that reductions add the same partial sums in the same order on any machine.
+/// Vector entries per parallel chunk (32 KB of f64; the 2m + 1 gathered columns of a chunk stay
+/// in L2). Fixed, never derived from the thread count, so that reductions add the same partial
+/// sums in the same order on any machine.
 pub const CHUNK: usize = 1 << 12;
 
 /// Armijo constant of the sufficient-decrease test.
