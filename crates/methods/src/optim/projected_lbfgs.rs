@@ -24,13 +24,14 @@
 //!    The step shrinks by quadratic interpolation, kept in `[0.1 a, 0.5 a]`; a trial point where
 //!    `f` or its gradient is not finite counts as outside the domain (`a <- 0.1 a`).
 //! 4. **Memory.** The pair `s = x_{k+1} - x_k`, `y = g_{k+1} - g_k` is stored when
-//!    `s^T y > eps_mach y^T y`; the oldest of m pairs is dropped. A failed line search with pairs in
-//!    use clears the memory and retries from the scaled steepest-descent direction.
+//!    `s^T y > eps_mach y^T y`, displacing the oldest of m pairs (a rejected pair leaves the
+//!    memory unchanged). A failed line search with pairs in use clears the memory and retries
+//!    from the scaled steepest-descent direction.
 //!
 //! Cost per iteration besides evaluations: one pass over `x, g, l, u` (binding set and KKT
 //! residual), one gathering the free entries of the 2m stored vectors for the `2m + m(m+1)`
 //! products of the compact form (`O(m^2 |F|)` flops), one forming `d` (`O(m |F|)`), one per trial
-//! point and one forming the new pair: `O(m^2 |F| + m n)` in all, with no sequential sweep. The
+//! point and two for the new pair (curvature test, then storing): `O(m^2 |F| + m n)` in all, with no sequential sweep. The
 //! Fortran L-BFGS-B 3.0 spends far more at n in the millions (MPME, ESL): the generalized Cauchy
 //! point's breakpoint heap and `formk`'s per-variable updates of the reduced matrix each time the
 //! free set changes (docs/parity/mpme.md has the profile).
@@ -122,6 +123,31 @@ impl Memory {
             return self.s.len() - 1;
         }
         self.order.remove(0)
+    }
+}
+
+impl Memory {
+    /// Offers the pair `s = x_new - x`, `y = g_new - g`: stored (displacing the oldest of `cap`)
+    /// when `s^T y > eps_mach y^T y`, otherwise left out with the memory unchanged, as L-BFGS-B
+    /// skips the update. The curvature test runs before any slot is touched. Returns whether the
+    /// pair was stored.
+    fn offer(&mut self, x: &[f64], x_new: &[f64], g: &[f64], g_new: &[f64]) -> bool {
+        let sums = chunked_sums(x.len(), 2, |r, acc| {
+            let (s, y): (Vec<f64>, Vec<f64>) = r.map(|i| (x_new[i] - x[i], g_new[i] - g[i])).unzip();
+            acc[0] = dot(&s, &y);
+            acc[1] = dot(&y, &y);
+        });
+        let (sy, yy) = (sums[0], sums[1]);
+        if !(yy > 0.0 && sy > f64::EPSILON * yy) {
+            return false;
+        }
+        let slot = self.take_slot();
+        self.s[slot].par_iter_mut().zip(self.y[slot].par_iter_mut()).enumerate().for_each(|(i, (sv, yv))| {
+            *sv = x_new[i] - x[i];
+            *yv = g_new[i] - g[i];
+        });
+        self.order.push(slot);
+        true
     }
 }
 
@@ -371,27 +397,7 @@ where
             }
             break (false, "ABNORMAL_TERMINATION_IN_LNSRCH: no sufficient decrease along the projected steepest-descent path".to_string());
         };
-        // new pair s = xt - x, y = gt - g
-        let slot = mem.take_slot();
-        let (xs, gs, xts, gts) = (&w.x, &w.g, &w.xt, &w.gt);
-        let (sv, yv) = (&mut mem.s[slot], &mut mem.y[slot]);
-        let parts: Vec<(f64, f64)> = sv
-            .par_chunks_mut(CHUNK)
-            .zip(yv.par_chunks_mut(CHUNK))
-            .enumerate()
-            .map(|(c, (sc, yc))| {
-                let o = c * CHUNK;
-                for (j, (sj, yj)) in sc.iter_mut().zip(yc.iter_mut()).enumerate() {
-                    *sj = xts[o + j] - xs[o + j];
-                    *yj = gts[o + j] - gs[o + j];
-                }
-                (dot(sc, yc), dot(yc, yc))
-            })
-            .collect();
-        let (sy, yy) = parts.iter().fold((0.0, 0.0), |(a, b), &(p, q)| (a + p, b + q));
-        if sy > eps_mach * yy && yy > 0.0 {
-            mem.order.push(slot);
-        }
+        mem.offer(&w.x, &w.xt, &w.g, &w.gt);
         std::mem::swap(&mut w.x, &mut w.xt);
         std::mem::swap(&mut w.g, &mut w.gt);
         let f_old = w.f;
@@ -404,4 +410,46 @@ where
     };
     let pg = projected_gradient_norm(&w.x, &w.g, lower, upper);
     Ok(BoundedResult { x: w.x, f: w.f, gradient: w.g, iterations, evaluations, projected_gradient_norm: pg, converged, message, history })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Offers the pair built from `x -> x + s` with gradient change `y`.
+    fn offer(mem: &mut Memory, s: &[f64], y: &[f64]) -> bool {
+        let zero = vec![0.0; s.len()];
+        mem.offer(&zero, s, &zero, y)
+    }
+
+    #[test]
+    fn a_rejected_pair_leaves_a_full_memory_unchanged() {
+        // n spans three chunks, so the curvature sums are reduced across chunks
+        let n = 2 * CHUNK + 5;
+        let mut mem = Memory::new(3, n);
+        for k in 0..3 {
+            let s: Vec<f64> = (0..n).map(|i| ((i + k) % 7) as f64 - 3.0).collect();
+            let y: Vec<f64> = s.iter().map(|v| (k + 1) as f64 * v).collect(); // s^T y > 0
+            assert!(offer(&mut mem, &s, &y));
+        }
+        let (order, s_before, y_before) = (mem.order.clone(), mem.s.clone(), mem.y.clone());
+        assert_eq!(order, vec![0, 1, 2]);
+        // negative curvature, zero curvature and y = 0: all rejected, nothing displaced
+        let s: Vec<f64> = (0..n).map(|i| (i % 5) as f64 - 2.0).collect();
+        let neg: Vec<f64> = s.iter().map(|v| -v).collect();
+        let mut orth = vec![0.0; n]; // s_2 = 0: s^T y = 0 with y != 0
+        orth[2] = 1.0;
+        for y in [neg, orth, vec![0.0; n]] {
+            assert!(!offer(&mut mem, &s, &y));
+            assert_eq!(mem.order, order);
+            assert_eq!(mem.s, s_before);
+            assert_eq!(mem.y, y_before);
+        }
+        // an accepted pair displaces the oldest (slot 0) and becomes the newest
+        let y: Vec<f64> = s.iter().map(|v| 2.0 * v).collect();
+        assert!(offer(&mut mem, &s, &y));
+        assert_eq!(mem.order, vec![1, 2, 0]);
+        assert_eq!(mem.s[0], s);
+        assert_eq!(mem.y[0], y);
+    }
 }
