@@ -9,8 +9,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use structdr_datasets::Dataset;
 use structdr_methods::{Fitted, ParamMap, ParamValue};
@@ -254,7 +253,9 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
     // The bar draws only on a terminal; in a log (nohup, CI, nightly jobs) every finished cell gets
     // a line instead, so a long run shows where it is.
     let log_lines = !opts.quiet && !std::io::stderr().is_terminal();
-    let finished = AtomicUsize::new(0);
+    // The count is taken and the line printed under one lock: with an atomic counter two cells
+    // finishing together could print `[2/2]` before `[1/2]`.
+    let finished = Mutex::new(0usize);
     let started = Instant::now();
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "));
     let threads = format!("rayon={} blas=1", rayon::current_num_threads());
@@ -274,12 +275,13 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
             bar.set_message(format!("{what} {}", if rec.status == Status::Ok { "" } else { "(failed)" }));
             bar.inc(1);
             if log_lines {
-                let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 let outcome = match rec.status {
                     Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
                     Status::Failed => format!("failed: {}", rec.error.as_deref().unwrap_or("")),
                 };
-                eprintln!("[{done}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", todo.len(), rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
+                let mut done = finished.lock().unwrap_or_else(|p| p.into_inner());
+                *done += 1;
+                eprintln!("[{}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", *done, todo.len(), rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
             }
             (i, rec)
         })
