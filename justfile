@@ -93,6 +93,6 @@ bench:
 docs: build
     {{bin}} methods --markdown > docs/methods.md
 
-# Remove generated results (keeps the data cache).
+# Remove the demo's results (keeps the data cache and the committed record stores of the tables).
 clean-results:
     rm -rf results/demo results/*/cache

@@ -40,7 +40,7 @@ pub struct RunOutput {
 /// Runs a validated plan end to end: data, cells (cached ones reused), tables and figures.
 pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<RunOutput> {
     let out_dir = plan.output_dir(&opts.results_root);
-    let store = store::Store::open(&out_dir.join("cache")).map_err(|e| anyhow::anyhow!("cannot open the record store in {}: {e}", out_dir.display()))?;
+    let store = store::Store::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the record store in {}: {e}", out_dir.display()))?;
     if !opts.quiet {
         eprintln!("spec {} ({}): {} data sets x {} methods", plan.spec.id, plan.path.display(), plan.spec.datasets.len(), plan.methods.len());
     }

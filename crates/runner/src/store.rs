@@ -91,7 +91,39 @@ pub struct Store {
     dir: PathBuf,
 }
 
+/// Name of the record directory inside a spec's output directory. Records are part of the
+/// repository (except the demo's): a table regenerates from them on a fresh checkout, and cells
+/// computed in one sitting are reused by the next, on any machine.
+pub const RECORDS_DIR: &str = "records";
+
+/// Where records lived before they were tracked (git-ignored, lost with the work tree).
+const LEGACY_DIR: &str = "cache";
+
 impl Store {
+    /// Opens the record store of a spec's output directory, `<out_dir>/records`. A store left in
+    /// the former location `<out_dir>/cache` is moved there first, or merged into it record by
+    /// record when both exist, so no finished cell is lost by the move.
+    pub fn open_in(out_dir: &Path) -> std::io::Result<Store> {
+        let dir = out_dir.join(RECORDS_DIR);
+        let legacy = out_dir.join(LEGACY_DIR);
+        if legacy.is_dir() {
+            if !dir.exists() {
+                std::fs::rename(&legacy, &dir)?;
+            } else {
+                for entry in std::fs::read_dir(&legacy)? {
+                    let from = entry?.path();
+                    let Some(name) = from.file_name() else { continue };
+                    let to = dir.join(name);
+                    if from.extension().is_some_and(|x| x == "json") && !to.exists() {
+                        std::fs::rename(&from, &to)?;
+                    }
+                }
+            }
+        }
+        Store::open(&dir)
+    }
+
+
     /// Opens (creating) the store directory.
     pub fn open(dir: &Path) -> std::io::Result<Store> {
         std::fs::create_dir_all(dir)?;
@@ -144,6 +176,32 @@ mod tests {
         CellKey { dataset: "iris".into(), data_checksum: "abc".into(), method: "le".into(), params, dim_source: "fixed".into(), protocols: vec!["loocv".into()], kmeans_restarts: 20, seed: 1, schema: SCHEMA }
     }
 
+    /// A finished record of `key()` with seed `seed` (so distinct seeds give distinct hashes).
+    fn record(seed: u64) -> Record {
+        let k = CellKey { seed, ..key() };
+        Record { hash: k.hash(), key: k, status: Status::Ok, error: None, metrics: [("loocv_1nn_accuracy".to_string(), 0.5)].into(), dim: 2, n_samples: 3, n_features: 4, fit_seconds: 0.1, eval_seconds: 0.1, iterations: 0, converged: true, notes: vec![], code_version: code_version(), threads: "t".into(), finished_at: 0 }
+    }
+
+    #[test]
+    fn a_legacy_cache_directory_is_moved_or_merged_into_records() {
+        let out = tempfile::tempdir().unwrap();
+        // Only the legacy directory: it becomes the record directory.
+        let legacy = Store::open(&out.path().join(LEGACY_DIR)).unwrap();
+        legacy.put(&record(1)).unwrap();
+        let store = Store::open_in(out.path()).unwrap();
+        assert!(store.get(&record(1).hash).is_some() && !out.path().join(LEGACY_DIR).exists());
+        // Both exist: legacy records join the store, and a record already there is kept as it is.
+        let legacy = Store::open(&out.path().join(LEGACY_DIR)).unwrap();
+        legacy.put(&record(2)).unwrap();
+        let mut changed = record(1);
+        changed.metrics.insert("loocv_1nn_accuracy".into(), 0.9);
+        legacy.put(&changed).unwrap();
+        let store = Store::open_in(out.path()).unwrap();
+        assert_eq!(store.len(), 2);
+        assert!(store.get(&record(2).hash).is_some());
+        assert_eq!(store.get(&record(1).hash).unwrap().metrics["loocv_1nn_accuracy"], 0.5);
+    }
+
     #[test]
     fn hash_ignores_insertion_order_and_sees_every_field() {
         let a = key();
@@ -163,8 +221,7 @@ mod tests {
     fn records_round_trip_and_corrupt_files_count_as_missing() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let k = key();
-        let rec = Record { hash: k.hash(), key: k, status: Status::Ok, error: None, metrics: [("loocv_1nn_accuracy".to_string(), 0.5)].into(), dim: 2, n_samples: 3, n_features: 4, fit_seconds: 0.1, eval_seconds: 0.1, iterations: 0, converged: true, notes: vec![], code_version: code_version(), threads: "t".into(), finished_at: 0 };
+        let rec = record(1);
         store.put(&rec).unwrap();
         assert_eq!(store.get(&rec.hash).unwrap().metrics["loocv_1nn_accuracy"], 0.5);
         assert_eq!(store.len(), 1);

@@ -154,6 +154,9 @@ fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
         assert!(l.starts_with(&format!("[{}/2] two_moons / pca dim=", i + 1)), "{l}");
         assert!(l.contains("loocv_1nn_accuracy 0.") || l.contains("loocv_1nn_accuracy 1.0000"), "{l}");
     }
+    // one record per cell in the spec's record store (the directory that is committed)
+    let records = std::fs::read_dir(dir.path().join("out").join("records")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json")).count();
+    assert_eq!(records, 2);
     let again = bin().args(["run", spec.to_str().unwrap()]).output().unwrap();
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success() && err.contains("2 cached, 0 to run") && !err.lines().any(|l| l.starts_with('[')), "{err}");
