@@ -25,6 +25,11 @@ pub struct RunOptions {
     pub retry_failed: bool,
     /// Stop after this many newly computed cells (for tests of resumption; None = all).
     pub max_cells: Option<usize>,
+    /// Compute only cells of these data sets (table label or registry name; empty = all).
+    /// Cells of other data sets are still read from the store, so tables stay whole.
+    pub only_datasets: Vec<String>,
+    /// Compute only cells of these methods (table label or method name; empty = all).
+    pub only_methods: Vec<String>,
     /// Hide the progress bar.
     pub quiet: bool,
 }
@@ -242,12 +247,21 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
         }
         results.push((c, cached));
     }
+    let before = todo.len();
+    todo.retain(|&i| {
+        let c = &results[i].0;
+        let d = &plan.spec.datasets[c.dataset];
+        let m = &plan.methods[c.method];
+        (opts.only_datasets.is_empty() || opts.only_datasets.iter().any(|o| *o == data[c.dataset].label || o == d.name.get_ref()))
+            && (opts.only_methods.is_empty() || opts.only_methods.iter().any(|o| *o == m.label || *o == m.name))
+    });
+    summary.skipped = before - todo.len();
     if let Some(max) = opts.max_cells {
-        summary.skipped = todo.len().saturating_sub(max);
+        summary.skipped += todo.len().saturating_sub(max);
         todo.truncate(max);
     }
     if !opts.quiet {
-        eprintln!("cells: {} total, {} cached, {} to run{}", summary.total, summary.cached, todo.len(), if summary.skipped > 0 { format!(", {} left for later (--max-cells)", summary.skipped) } else { String::new() });
+        eprintln!("cells: {} total, {} cached, {} to run{}", summary.total, summary.cached, todo.len(), if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method)", summary.skipped) } else { String::new() });
     }
     let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(todo.len() as u64) };
     // The bar draws only on a terminal; in a log (nohup, CI, nightly jobs) every finished cell gets

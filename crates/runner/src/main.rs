@@ -60,6 +60,13 @@ struct RunArgs {
     /// Compute at most this many missing cells, then write tables from what exists.
     #[arg(long)]
     max_cells: Option<usize>,
+    /// Compute only this data set's missing cells (table label or registry name; repeatable).
+    /// Tables still show every stored cell.
+    #[arg(long = "dataset", value_name = "NAME")]
+    only_datasets: Vec<String>,
+    /// Compute only this method's missing cells (table label or method name; repeatable).
+    #[arg(long = "method", value_name = "NAME")]
+    only_methods: Vec<String>,
     /// Worker threads for grid cells (default: all cores; BLAS runs single-threaded inside).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
@@ -234,11 +241,19 @@ fn run(a: RunArgs) -> Result<()> {
     if let Some(j) = a.jobs {
         rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("configuring worker threads")?;
     }
-    let opts = exec::RunOptions { results_root: a.results, force: a.force, retry_failed: a.retry_failed, max_cells: a.max_cells, quiet: a.quiet };
+    // A misspelt filter would silently compute nothing: every name must be in the spec.
+    let data_names: Vec<String> = plan.spec.datasets.iter().flat_map(|d| [Some(d.name.get_ref().clone()), d.label.clone()]).flatten().collect();
+    let method_names: Vec<String> = plan.methods.iter().flat_map(|m| [m.name.clone(), m.label.clone()]).collect();
+    for (flag, given, known) in [("--dataset", &a.only_datasets, &data_names), ("--method", &a.only_methods, &method_names)] {
+        if let Some(bad) = given.iter().find(|g| !known.contains(g)) {
+            bail!("{flag} {bad}: not in {} (known: {})", a.spec.display(), known.join(", "));
+        }
+    }
+    let opts = exec::RunOptions { results_root: a.results, force: a.force, retry_failed: a.retry_failed, max_cells: a.max_cells, only_datasets: a.only_datasets, only_methods: a.only_methods, quiet: a.quiet };
     let t0 = std::time::Instant::now();
     let out = structdr::run_spec(&plan, &opts)?;
     let s = &out.summary;
-    println!("cells: {} total, {} computed, {} cached, {} failed{}", s.total, s.computed, s.cached, s.failed, if s.skipped > 0 { format!(", {} not run (--max-cells)", s.skipped) } else { String::new() });
+    println!("cells: {} total, {} computed, {} cached, {} failed{}", s.total, s.computed, s.cached, s.failed, if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method)", s.skipped) } else { String::new() });
     if let Some(t) = &out.tables {
         println!("tables: {} {} {}", t.md.display(), t.csv.display(), t.tex.display());
     }
