@@ -272,7 +272,9 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
     let finished = Mutex::new(0usize);
     let started = Instant::now();
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "));
-    let threads = format!("rayon={} blas=1", rayon::current_num_threads());
+    // The OpenBLAS kernel set is part of the provenance: timings and the last bits of a result
+    // depend on it (an inherited OPENBLAS_CORETYPE=Haswell runs AVX2 kernels on an AVX-512 CPU).
+    let threads = format!("rayon={} blas=1 openblas={}", rayon::current_num_threads(), structdr_linalg::blas::core_name());
     // BLAS single-threaded inside parallel cells (STACK.md P4); restored afterwards.
     let previous = structdr_linalg::blas::num_threads();
     structdr_linalg::blas::set_num_threads(1);

@@ -184,6 +184,9 @@ fn main() {
     if let Some(d) = &cli.data_dir {
         std::env::set_var("STRUCTDR_DATA", d);
     }
+    if matches!(cli.command, Command::Run(_) | Command::Embed(_) | Command::Select(_)) {
+        warn_if_blas_kernels_lack_avx512();
+    }
     if let Err(e) = dispatch(cli.command) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
@@ -194,6 +197,23 @@ fn main() {
 /// AVX-512 `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster (STACK.md P2). The variable is read when
 /// the library loads, so the binary re-executes itself once with it set. `STRUCTDR_NO_REEXEC=1`
 /// or an explicit `OPENBLAS_CORETYPE` disables this.
+/// An inherited `OPENBLAS_CORETYPE` is respected, but one that selects AVX2 kernels on a CPU with
+/// AVX-512 halves dense linear algebra (MPME / ESL cells take 1.65x longer): say so once.
+fn warn_if_blas_kernels_lack_avx512() {
+    if std::env::var_os("STRUCTDR_NO_REEXEC").is_some() || !structdr_linalg::blas::cpu_has_avx512f() {
+        return;
+    }
+    let core = structdr_linalg::blas::core_name();
+    let lower = core.to_ascii_lowercase();
+    if !["skylakex", "cooperlake", "sapphirerapids"].iter().any(|k| lower.contains(k)) {
+        eprintln!(
+            "warning: OpenBLAS runs {core} kernels on a CPU with AVX-512 (OPENBLAS_CORETYPE={}); \
+             `OPENBLAS_CORETYPE=SKYLAKEX` is about 1.65x faster on dense linear algebra",
+            std::env::var("OPENBLAS_CORETYPE").unwrap_or_default()
+        );
+    }
+}
+
 fn reexec_with_openblas_coretype() {
     use std::os::unix::process::CommandExt;
     if std::env::var_os("OPENBLAS_CORETYPE").is_some() || std::env::var_os("STRUCTDR_NO_REEXEC").is_some() {

@@ -73,7 +73,8 @@ pub struct Record {
     #[serde(default)]
     pub notes: Vec<String>,
     pub code_version: String,
-    /// Thread layout the timings were taken under, e.g. "rayon=2 blas=1".
+    /// Thread layout and OpenBLAS kernel set the timings were taken under, e.g.
+    /// "rayon=2 blas=1 openblas=SkylakeX".
     pub threads: String,
     /// Seconds since the Unix epoch when the record was written.
     pub finished_at: u64,
