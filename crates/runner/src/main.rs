@@ -193,10 +193,6 @@ fn main() {
     }
 }
 
-/// Debian's OpenBLAS 0.3.21 does not recognise Zen 5 and picks AVX2 kernels; on a CPU with
-/// AVX-512 `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster (STACK.md P2). The variable is read when
-/// the library loads, so the binary re-executes itself once with it set. `STRUCTDR_NO_REEXEC=1`
-/// or an explicit `OPENBLAS_CORETYPE` disables this.
 /// An inherited `OPENBLAS_CORETYPE` is respected, but one that selects AVX2 kernels on a CPU with
 /// AVX-512 halves dense linear algebra (MPME / ESL cells take 1.65x longer): say so once.
 fn warn_if_blas_kernels_lack_avx512() {
@@ -214,6 +210,10 @@ fn warn_if_blas_kernels_lack_avx512() {
     }
 }
 
+/// Debian's OpenBLAS 0.3.21 does not recognise Zen 5 and picks AVX2 kernels; on a CPU with
+/// AVX-512 `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster (STACK.md P2). The variable is read when
+/// the library loads, so the binary re-executes itself once with it set. `STRUCTDR_NO_REEXEC=1`
+/// or an explicit `OPENBLAS_CORETYPE` disables this.
 fn reexec_with_openblas_coretype() {
     use std::os::unix::process::CommandExt;
     if std::env::var_os("OPENBLAS_CORETYPE").is_some() || std::env::var_os("STRUCTDR_NO_REEXEC").is_some() {

@@ -124,7 +124,6 @@ impl Store {
         Store::open(&dir)
     }
 
-
     /// Opens (creating) the store directory.
     pub fn open(dir: &Path) -> std::io::Result<Store> {
         std::fs::create_dir_all(dir)?;
