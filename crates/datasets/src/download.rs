@@ -820,7 +820,12 @@ mod tests {
         let root = std::env::temp_dir().join(format!("structdr-discover-{}", std::process::id()));
         let deep = root.join("main/crates/x");
         std::fs::create_dir_all(&deep).unwrap();
-        assert_eq!(Mirror::discover(&deep).filter(|m| matches!(m, Mirror::Dir(p) if p.starts_with(&root))), None);
+        // Only a mirror inside `root` counts: one found above it (a `shared/` beside the temp
+        // directory) is not this test's, and `root/../shared` starts with `root` lexically, so
+        // compare canonical paths.
+        let canonical_root = root.canonicalize().unwrap();
+        let inside_root = |m: &Mirror| matches!(m, Mirror::Dir(p) if p.canonicalize().is_ok_and(|c| c.starts_with(&canonical_root)));
+        assert_eq!(Mirror::discover(&deep).filter(inside_root), None);
         std::fs::create_dir_all(root.join("shared/datasets")).unwrap();
         std::fs::write(root.join("shared/datasets/MANIFEST.toml"), "").unwrap();
         match Mirror::discover(&deep) {
