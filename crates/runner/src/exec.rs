@@ -250,10 +250,8 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
     let before = todo.len();
     todo.retain(|&i| {
         let c = &results[i].0;
-        let d = &plan.spec.datasets[c.dataset];
-        let m = &plan.methods[c.method];
-        (opts.only_datasets.is_empty() || opts.only_datasets.iter().any(|o| *o == data[c.dataset].label || o == d.name.get_ref()))
-            && (opts.only_methods.is_empty() || opts.only_methods.iter().any(|o| *o == m.label || *o == m.name))
+        let wanted = |only: &[String], names: Vec<&str>| only.is_empty() || only.iter().any(|o| names.contains(&o.as_str()));
+        wanted(&opts.only_datasets, plan.dataset_names(c.dataset)) && wanted(&opts.only_methods, plan.method_names(c.method))
     });
     summary.skipped = before - todo.len();
     if let Some(max) = opts.max_cells {

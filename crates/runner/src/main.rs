@@ -262,10 +262,10 @@ fn run(a: RunArgs) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("configuring worker threads")?;
     }
     // A misspelt filter would silently compute nothing: every name must be in the spec.
-    let data_names: Vec<String> = plan.spec.datasets.iter().flat_map(|d| [Some(d.name.get_ref().clone()), d.label.clone()]).flatten().collect();
-    let method_names: Vec<String> = plan.methods.iter().flat_map(|m| [m.name.clone(), m.label.clone()]).collect();
+    let data_names: Vec<&str> = (0..plan.spec.datasets.len()).flat_map(|i| plan.dataset_names(i)).collect();
+    let method_names: Vec<&str> = (0..plan.methods.len()).flat_map(|i| plan.method_names(i)).collect();
     for (flag, given, known) in [("--dataset", &a.only_datasets, &data_names), ("--method", &a.only_methods, &method_names)] {
-        if let Some(bad) = given.iter().find(|g| !known.contains(g)) {
+        if let Some(bad) = given.iter().find(|g| !known.contains(&g.as_str())) {
             bail!("{flag} {bad}: not in {} (known: {})", a.spec.display(), known.join(", "));
         }
     }

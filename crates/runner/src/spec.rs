@@ -359,6 +359,16 @@ impl Plan {
             None => self.output_dir(results_root).join("table"),
         }
     }
+    /// Names that select data set `i` in `run --dataset`: its registry / generator name and its
+    /// table label.
+    pub fn dataset_names(&self, i: usize) -> Vec<&str> {
+        let d = &self.spec.datasets[i];
+        std::iter::once(d.name.get_ref().as_str()).chain(d.label.as_deref()).collect()
+    }
+    /// Names that select method `i` in `run --method`: its registry name and its table label.
+    pub fn method_names(&self, i: usize) -> Vec<&str> {
+        vec![self.methods[i].name.as_str(), self.methods[i].label.as_str()]
+    }
     /// The metric maximised when selecting the best cell.
     pub fn select_metric(&self) -> String {
         let Some(ev) = &self.spec.evaluation else { return "loocv_1nn_accuracy".into() };
