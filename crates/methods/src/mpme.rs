@@ -147,6 +147,26 @@ impl MpmeObjective {
         -h * ld + 0.5 * lin
     }
 
+    /// Whether lambda suits the data's scale. At `W = 0` the gradient of pair (i, j) is
+    /// `phi_ij / 2 - d / lambda`, so only the candidate pairs with `phi_ij < 2 d / lambda` can gain
+    /// an edge; with none, `W = 0` is the optimum and the embedding (KPCA of `I / lambda`) is
+    /// degenerate. The note counts the candidates and, when there are none, says which lambda
+    /// (or data scale) would give some.
+    pub fn scale_note(&self) -> String {
+        let threshold = 2.0 * self.dim / self.lambda;
+        let candidates = self.phi.iter().filter(|&&p| p < threshold).count();
+        let phi_min = self.phi.iter().copied().fold(f64::INFINITY, f64::min);
+        if candidates == 0 {
+            format!(
+                "degenerate: W = 0 is optimal, no pair has phi_ij < 2 d / lambda = {threshold:.3e} (smallest phi_ij = {phi_min:.3e}), \
+                 so the embedding is KPCA of I / lambda and carries no structure; scale the data or take lambda < 2 d / min phi_ij = {:.3e}",
+                2.0 * self.dim / phi_min
+            )
+        } else {
+            format!("candidate pairs (phi_ij < 2 d / lambda = {threshold:.3e}, the only ones that can gain an edge): {candidates} of {}", self.phi.len())
+        }
+    }
+
     /// `||proj grad F(0)||_inf` in closed form: at `W = 0`, `Q^-1 = I / lambda`, so
     /// `dF/dw_ij = -d / lambda + phi_ij / 2` and only negative entries (capped by the upper bound) count.
     pub fn initial_kkt_residual(&self, upper: f64) -> f64 {
@@ -300,6 +320,7 @@ impl Embedder for Mpme {
             if pg0 > 0.0 { pg / pg0 } else { 0.0 }
         ));
         fitted.notes.push(format!("W: {nnz} of {} pairs non-zero ({:.3}%), {at_upper} at the upper bound 4C", n_pairs(n), 100.0 * nnz as f64 / n_pairs(n) as f64));
+        fitted.notes.push(obj.scale_note());
         Ok(fitted)
     }
 }
@@ -439,6 +460,29 @@ mod tests {
         values.sort();
         assert_eq!(names, values);
         assert!(Solver::from_name(DEFAULT_SOLVER).is_some());
+    }
+
+    /// Data far larger than lambda's scale (phi_ij >= 2 d / lambda for every pair) make W = 0
+    /// optimal: the fit stops at once with no edge and says so; at the circle's own scale every
+    /// neighbour pair is a candidate and no such note appears.
+    #[test]
+    fn a_lambda_too_large_for_the_data_scale_is_reported_as_degenerate() {
+        let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 100, tol: 1e-7, embedding: MpmeEmbedding::Kpca, solver: Solver::Projected };
+        let x = circle(20, 0.05, 3);
+        // smallest squared distance ~ (2 pi / 20)^2 ~ 0.1: scaled by 100 it is ~ 1e3 > 2 d / lambda = 4
+        let big = x.mapv(|v| 100.0 * v);
+        let f = m.fit(big.view(), 0).unwrap();
+        assert!(f.graph.as_ref().unwrap().edges.is_empty());
+        let note = f.notes.iter().find(|n| n.starts_with("degenerate")).unwrap_or_else(|| panic!("{:?}", f.notes));
+        let obj = MpmeObjective::from_data(big.view(), 2, 1.0);
+        let phi_min = obj.phi.iter().copied().fold(f64::INFINITY, f64::min);
+        assert!(phi_min >= 4.0 && note.contains(&format!("{:.3e}", 4.0 / phi_min)), "{note}");
+        // the suggested lambda (just below 2 d / min phi) does give an edge
+        let lam = 0.99 * 4.0 / phi_min;
+        let g = Mpme { lambda: lam, ..m.clone() }.fit(big.view(), 0).unwrap();
+        assert!(!g.graph.as_ref().unwrap().edges.is_empty(), "{:?}", g.notes);
+        let f = m.fit(x.view(), 0).unwrap();
+        assert!(f.notes.iter().any(|n| n.starts_with("candidate pairs")) && !f.notes.iter().any(|n| n.starts_with("degenerate")), "{:?}", f.notes);
     }
 
     #[test]
