@@ -463,8 +463,8 @@ mod tests {
     }
 
     /// Data far larger than lambda's scale (phi_ij >= 2 d / lambda for every pair) make W = 0
-    /// optimal: the fit stops at once with no edge and says so; at the circle's own scale every
-    /// neighbour pair is a candidate and no such note appears.
+    /// optimal: the fit stops at once with no edge and says so, naming a lambda bound that does
+    /// give an edge; at the circle's own scale the note counts candidates instead.
     #[test]
     fn a_lambda_too_large_for_the_data_scale_is_reported_as_degenerate() {
         let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 100, tol: 1e-7, embedding: MpmeEmbedding::Kpca, solver: Solver::Projected };
