@@ -10,6 +10,10 @@
 //! - [`sq_dists`] / [`sq_dists_between`]: pairwise squared Euclidean distances through one GEMM,
 //!   `||x_i - y_j||^2 = ||x_i||^2 + ||y_j||^2 - 2 x_i^T y_j`, clamped at 0.
 //! - [`Pca`]: principal axes of the centred data and the energy rule [`energy_dim`].
+//! - [`SpdFactor`], [`log_det_inverse_upper`]: in-place Cholesky, solves and inverse on row-major
+//!   buffers whose one triangle the caller assembled.
+//! - [`sparse`]: sparse SPD matrices: fill-reducing orderings, symbolic analysis, supernodal
+//!   numeric factorisation, `log det`, solves and selected inversion (split as faer splits them).
 //! - [`blas`]: OpenBLAS thread control, so BLAS runs single-threaded inside rayon-parallel work.
 //!
 //! Conventions: samples are rows; eigenvectors are columns; eigenvector signs are canonicalised
@@ -23,11 +27,14 @@ mod chol;
 mod dist;
 mod eig;
 mod pca;
+pub mod sparse;
+mod spd;
 
 pub use chol::Cholesky;
 pub use dist::{row_sq_norms, sq_dists, sq_dists_between};
 pub use eig::{canonicalize_signs, eigh, eigh_bottom, eigh_top, reconstruct, SymmetricEigen};
 pub use pca::{energy_dim, EnergyRule, Pca};
+pub use spd::{log_det_inverse_upper, SpdFactor};
 
 /// Errors of the dense kernels.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]

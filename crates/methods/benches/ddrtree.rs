@@ -1,7 +1,7 @@
 //! DDRTree timings: D = 50, d = 2, 20 iterations (tol = 0), K = N = 2000 and N = 8000 with K = 132
 //! (Monocle's rule), R DDRTree's defaults otherwise (sigma = 1e-3, gamma = 10, lambda = 5N).
 use criterion::{criterion_group, criterion_main, Criterion};
-use structdr_methods::ddrtree::{Centres, DdrTree};
+use structdr_methods::principal::ddrtree::{Centres, DdrTree};
 
 #[path = "support/ddrtree_data.rs"]
 mod ddrtree_data;

@@ -16,7 +16,8 @@ use ndarray::{Array1, Array2};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use structdr_linalg::{eigh, Cholesky};
-use structdr_methods::fsl::{feature_costs, g_matrix, grad_theta, grad_w, laplacian, weighted_sq_dists, Fsl};
+use structdr_methods::selection::fsl::{feature_costs, g_matrix, grad_theta, grad_w, weighted_sq_dists, Fsl};
+use structdr_numerics::graphs::laplacian::of_dense as laplacian;
 
 const N: usize = 165;
 const M: usize = 1024;

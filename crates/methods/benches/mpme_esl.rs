@@ -12,10 +12,12 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::hint::black_box;
 use std::time::Duration;
-use structdr_methods::esl::{perplexity_affinities, EslObjective};
-use structdr_methods::logdet::n_pairs;
-use structdr_methods::mpme::{solver_memory, MpmeObjective};
-use structdr_methods::optim::{minimize, BoundedOptions, Solver};
+use structdr_methods::structure::esl::EslObjective;
+use structdr_numerics::affinities::perplexity_affinities;
+use structdr_methods::structure::pair_dual::n_pairs;
+use structdr_methods::structure::mpme::MpmeObjective;
+use structdr_methods::structure::pair_dual::solver_memory;
+use structdr_numerics::optim::{minimize, BoundedOptions, Solver};
 
 const N: usize = 2007;
 

@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use structdr_methods::rpg::{GraphKind, Rpg};
+use structdr_methods::principal::rpg::{GraphKind, Rpg};
 
 fn tree_data(n: usize, d: usize, seed: u64) -> Array2<f64> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);

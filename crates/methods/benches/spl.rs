@@ -12,8 +12,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use structdr_methods::graph::{knn, symmetrised_edges};
-use structdr_methods::spl::SplProblem;
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
+use structdr_methods::structure::spl::SplProblem;
 
 fn uniform(n: usize, d: usize) -> Array2<f64> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(42);
@@ -72,7 +72,7 @@ fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize) {
     let (diag, off) = prob.q_values(&s);
     let mut g = c.benchmark_group(format!("spl_{name}"));
     g.sample_size(10).measurement_time(Duration::from_secs(10)).warm_up_time(Duration::from_secs(1));
-    if prob.backend() == structdr_methods::spl::Backend::Sparse {
+    if prob.backend() == structdr_methods::structure::spl::Backend::Sparse {
         g.bench_function("sparse_factor", |b| b.iter(|| sym.factor(black_box(&diag), black_box(&off)).unwrap().log_det()));
         let f = sym.factor(&diag, &off).unwrap();
         g.bench_function("sparse_selected_inverse", |b| b.iter(|| f.selected_inverse().edge_values()));

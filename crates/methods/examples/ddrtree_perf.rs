@@ -1,6 +1,6 @@
 //! Timing and memory probe for DDRTree: `ddrtree_perf N K [D] [iters]` (K = 0: K = N).
 //! Run under `/usr/bin/time -v` for the peak RSS. Data: a noisy 3-branch tree in D dimensions.
-use structdr_methods::ddrtree::{Centres, DdrTree};
+use structdr_methods::principal::ddrtree::{Centres, DdrTree};
 
 fn main() {
     let a: Vec<usize> = std::env::args().skip(1).map(|s| s.parse().unwrap()).collect();

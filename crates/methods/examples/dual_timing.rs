@@ -6,7 +6,7 @@
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::time::Instant;
-use structdr_methods::logdet::{laplacian_system, log_det_and_grad, n_pairs};
+use structdr_methods::structure::pair_dual::{laplacian_system, log_det_and_grad, n_pairs};
 
 fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
     (0..reps)

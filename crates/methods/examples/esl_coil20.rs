@@ -5,7 +5,7 @@
 //! Run: `cargo run --release -p structdr-methods --example esl_coil20 [dim] [max_iter]`.
 
 use structdr_datasets::download::FetchOptions;
-use structdr_methods::esl::Esl;
+use structdr_methods::structure::esl::Esl;
 use structdr_methods::Embedder;
 
 fn main() {
@@ -16,7 +16,7 @@ fn main() {
     let labels = ds.labels.clone().expect("labels");
     println!("coil20: {} x {}, {} classes", ds.x.nrows(), ds.x.ncols(), ds.n_classes());
     let t = std::time::Instant::now();
-    let e = Esl { dim, lambda_v: 0.83, c: 1.0, perplexity: 10.0, max_iter, tol: 1e-5, solver: structdr_methods::optim::Solver::Projected };
+    let e = Esl { dim, lambda_v: 0.83, c: 1.0, perplexity: 10.0, max_iter, tol: 1e-5, solver: structdr_numerics::optim::Solver::Projected };
     let f = e.fit(ds.x.view(), 0).expect("esl");
     println!("fit: {:.1} s, {} iterations, converged {}", t.elapsed().as_secs_f64(), f.iterations, f.converged);
     for n in &f.notes {

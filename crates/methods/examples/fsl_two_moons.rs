@@ -8,7 +8,7 @@
 
 use structdr_datasets::download::FetchOptions;
 use structdr_datasets::synthetic::{append_noise_features, generate};
-use structdr_methods::fsl::{rank_features, Fsl};
+use structdr_methods::selection::fsl::{rank_features, Fsl};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -18,7 +18,7 @@ use structdr_datasets::load::load;
 use structdr_datasets::preprocess::pca_energy;
 use structdr_datasets::download::FetchOptions;
 use structdr_linalg::EnergyRule;
-use structdr_methods::rpg::{GraphKind, Rpg};
+use structdr_methods::principal::rpg::{GraphKind, Rpg};
 
 fn run(name: &str, k: usize, kmeans_iter: usize) {
     let opts = FetchOptions::from_env();

@@ -12,9 +12,9 @@
 //! (`--uniform`: uniform random 5000 x 16 instead of letter, the high-fill case).
 
 use std::time::Instant;
-use structdr_methods::graph::{knn, symmetrised_edges};
-use structdr_methods::sparse::{Ordering, SymbolicCholesky};
-use structdr_methods::spl::{Backend, SplProblem};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
+use structdr_linalg::sparse::{Ordering, SymbolicCholesky};
+use structdr_methods::structure::spl::{Backend, SplProblem};
 
 /// (median, min) seconds of `reps` calls of `f`.
 fn time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {

@@ -5,7 +5,7 @@ use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::time::Instant;
-use structdr_methods::graph::knn;
+use structdr_numerics::neighbours::knn;
 use structdr_methods::{lookup, ParamMap};
 
 fn main() {

@@ -1,92 +1,33 @@
-//! The method registry: one table from method name to parameter schema and constructor.
+//! The method registry: one table from method name to parameter schema, version and constructor,
+//! gathered from the families.
 //!
 //! Spec validation, `structdr embed`, `structdr methods` and `docs/methods.md` all read this table,
-//! so a method added here is available everywhere at once.
+//! so a method added to its family's list is available everywhere at once.
 
-use crate::params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue};
-use crate::{Embedder, Result};
-
-/// A registered method.
-pub struct MethodInfo {
-    /// Name used in specs and on the command line.
-    pub name: &'static str,
-    /// One line: what the method computes.
-    pub summary: &'static str,
-    /// Where it comes from (paper / reference implementation).
-    pub reference: &'static str,
-    /// Every parameter with type, default and meaning.
-    pub params: Vec<ParamSchema>,
-    /// Builds the method from a map resolved by [`MethodInfo::resolve`].
-    pub build: fn(&ParamMap) -> Result<Box<dyn Embedder>>,
-}
-
-impl MethodInfo {
-    /// Validates `given` against the schema and fills in defaults: the canonical parameter set.
-    pub fn resolve(&self, given: &ParamMap) -> std::result::Result<ParamMap, ParamError> {
-        let known = || self.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
-        for name in given.keys() {
-            if !self.params.iter().any(|p| p.name == name) {
-                return Err(ParamError::Unknown { method: self.name.into(), name: name.clone(), known: known() });
-            }
-        }
-        let mut out = ParamMap::new();
-        for p in &self.params {
-            let v = match given.get(p.name) {
-                Some(v) => p.check(self.name, v)?,
-                None => p.default.clone(),
-            };
-            out.insert(p.name.to_string(), v);
-        }
-        Ok(out)
-    }
-
-    /// Resolves and builds in one step.
-    pub fn instantiate(&self, given: &ParamMap) -> Result<(ParamMap, Box<dyn Embedder>)> {
-        let resolved = self.resolve(given)?;
-        let m = (self.build)(&resolved)?;
-        Ok((resolved, m))
-    }
-
-    /// The schema of one parameter.
-    pub fn param(&self, name: &str) -> Option<&ParamSchema> {
-        self.params.iter().find(|p| p.name == name)
-    }
-}
-
-/// Shorthand constructors for schemas.
-pub(crate) fn int(name: &'static str, min: i64, default: i64, doc: &'static str) -> ParamSchema {
-    ParamSchema { name, kind: ParamKind::Int { min, max: i64::MAX }, default: ParamValue::Int(default), doc }
-}
-pub(crate) fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamSchema {
-    ParamSchema { name, kind: ParamKind::Float { min, max }, default: ParamValue::Float(default), doc }
-}
-pub(crate) fn choice(name: &'static str, options: &'static [&'static str], default: &'static str, doc: &'static str) -> ParamSchema {
-    ParamSchema { name, kind: ParamKind::Choice(options), default: ParamValue::Str(default.into()), doc }
-}
-/// The target dimension, shared by every embedding method.
-pub(crate) fn dim() -> ParamSchema {
-    int("dim", 1, 2, "target dimension d (specs may write dim = \"energy\" to use the data set's 95% PCA-energy dimension)")
-}
+use crate::api::{MethodInfo, ParamError};
 
 /// Every registered method, in documentation order.
 pub fn registry() -> &'static [MethodInfo] {
     static REGISTRY: std::sync::OnceLock<Vec<MethodInfo>> = std::sync::OnceLock::new();
     REGISTRY.get_or_init(|| {
         vec![
-            crate::identity::info(),
-            crate::pca::info(),
-            crate::kpca::info(),
-            crate::laplacian::info(),
-            crate::lle::info(),
-            crate::spl::info(),
-            crate::ddrtree::info_drtree(),
-            crate::ddrtree::info_ddrtree(),
-            crate::fsl::info(),
-            crate::mpme::info(),
-            crate::esl::info(),
-            crate::rpg::info_tree(),
-            crate::rpg::info_l1(),
-            crate::rpg::info_landmark(),
+            // spectral: identity, pca, kpca, le, lle; structure: spl (mpme, esl below, in the
+            // order the docs have always listed them); principal: drtree, ddrtree, rpg-*;
+            // selection: fsl.
+            crate::spectral::identity::info(),
+            crate::spectral::pca::info(),
+            crate::spectral::kpca::info(),
+            crate::spectral::le::info(),
+            crate::spectral::lle::info(),
+            crate::structure::spl::info(),
+            crate::principal::ddrtree::info_drtree(),
+            crate::principal::ddrtree::info_ddrtree(),
+            crate::selection::fsl::info(),
+            crate::structure::mpme::info(),
+            crate::structure::esl::info(),
+            crate::principal::rpg::info_tree(),
+            crate::principal::rpg::info_l1(),
+            crate::principal::rpg::info_landmark(),
         ]
     })
 }
@@ -103,7 +44,7 @@ pub fn lookup(name: &str) -> std::result::Result<&'static MethodInfo, ParamError
 pub fn markdown() -> String {
     let mut s = String::from("# Methods\n\nGenerated from the method registry by `structdr methods --markdown`; do not edit by hand.\n");
     for m in registry() {
-        s.push_str(&format!("\n## `{}`\n\n{}\n\nReference: {}\n\n| parameter | type | default | meaning |\n|---|---|---|---|\n", m.name, m.summary, m.reference));
+        s.push_str(&format!("\n## `{}` (version {})\n\n{}\n\nReference: {}\n\n| parameter | type | default | meaning |\n|---|---|---|---|\n", m.name, m.version, m.summary, m.reference));
         for p in &m.params {
             s.push_str(&format!("| `{}` | {} | `{}` | {} |\n", p.name, p.kind, p.default, p.doc));
         }
@@ -114,6 +55,7 @@ pub fn markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{ParamMap, ParamValue};
 
     #[test]
     fn names_are_unique_and_defaults_validate() {

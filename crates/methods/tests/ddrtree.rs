@@ -4,9 +4,9 @@
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use structdr_methods::ddrtree::{objective, soft_assignments, Centres, DdrTree, DdrTreeInit, EigenSolver, Reference};
-use structdr_methods::graph::{mst_prim, mst_sq_euclidean};
-use structdr_methods::pca::Pca;
+use structdr_methods::principal::ddrtree::{objective, soft_assignments, Centres, DdrTree, DdrTreeInit, EigenSolver, Reference};
+use structdr_numerics::graphs::{mst_prim, mst_sq_euclidean};
+use structdr_methods::spectral::pca::Pca;
 use structdr_methods::{lookup, Embedder, ParamMap, ParamValue};
 
 fn csv(name: &str) -> Array2<f64> {
@@ -217,7 +217,7 @@ fn is_spanning_tree(n: usize, edges: &[(usize, usize, f64)]) -> bool {
     if edges.len() != n - 1 {
         return false;
     }
-    let (_, count) = structdr_methods::graph::connected_components(n, edges);
+    let (_, count) = structdr_numerics::graphs::connected_components(n, edges);
     count == 1
 }
 
@@ -322,7 +322,7 @@ fn deterministic_and_registry_fits() {
     }
     // Monocle's rule for N >= 100: K = round(200 ln N / (ln N + ln 100))
     let f = DdrTree { lambda: Some(2.0), ..DdrTree::ddrtree(2, Centres::Monocle) }.fit_full(x.view(), 0).unwrap();
-    assert_eq!(f.centres.nrows(), structdr_methods::ddrtree::monocle_ncenter(120));
+    assert_eq!(f.centres.nrows(), structdr_methods::principal::ddrtree::monocle_ncenter(120));
 }
 
 #[test]

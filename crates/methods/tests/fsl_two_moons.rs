@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use structdr_datasets::preprocess::minmax01;
 use structdr_datasets::synthetic::{append_noise_features, generate};
-use structdr_methods::fsl::Fsl;
+use structdr_methods::selection::fsl::Fsl;
 
 #[test]
 #[ignore]

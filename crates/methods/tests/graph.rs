@@ -5,7 +5,8 @@ use ndarray::{Array2, ArrayView2};
 use ndarray_npy::read_npy;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use structdr_methods::graph::{connected_components, knn, neighbourhood_graph, symmetrised_edges, Disconnected};
+use structdr_numerics::graphs::{connected_components, neighbourhood_graph, Disconnected};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
 use structdr_methods::{lookup, Embedder, MethodError, ParamMap, ParamValue};
 
 fn fixture(name: &str) -> Array2<f64> {
@@ -123,7 +124,7 @@ fn disconnected_moons_error_or_connect() {
         let distinct = c0.iter().map(|v| (v * 1e6).round() as i64).collect::<std::collections::BTreeSet<_>>().len();
         assert!(distinct > n / 2, "{name}: {distinct} distinct values");
     }
-    let g = neighbourhood_graph("le", x.view(), 5, Disconnected::Connect).unwrap();
+    let g = neighbourhood_graph(x.view(), 5, Disconnected::Connect).unwrap();
     assert_eq!(g.joins.len(), 1);
     assert_eq!(g.sizes_before.len(), 2);
 }

@@ -3,8 +3,8 @@
 
 use ndarray::{Array1, Array2, ArrayView2};
 use ndarray_npy::read_npy;
-use structdr_methods::graph::{knn, symmetrised_edges};
-use structdr_methods::laplacian::auto_t;
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
+use structdr_methods::spectral::le::auto_t;
 use structdr_methods::{lookup, Fitted, ParamMap, ParamValue};
 
 fn fixture(name: &str) -> Array2<f64> {

@@ -6,8 +6,8 @@ use ndarray::{Array1, Array2, ArrayView2, Axis};
 use ndarray_npy::read_npy;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use structdr_methods::graph::minimum_spanning_tree;
-use structdr_methods::rpg::{graph_length, l1_candidate_edges, l1_graph_lp, l1_residual, objective, soft_assign, update_centres, GraphKind, Rpg};
+use structdr_numerics::graphs::minimum_spanning_tree;
+use structdr_methods::principal::rpg::{graph_length, l1_candidate_edges, l1_graph_lp, l1_residual, objective, soft_assign, update_centres, GraphKind, Rpg};
 use structdr_methods::{lookup, Embedder, ParamMap, ParamValue};
 
 fn fixture(name: &str) -> Array2<f64> {
@@ -335,8 +335,8 @@ fn bad_input_gives_clear_errors() {
 /// centre), for small and large sigma.
 #[test]
 fn carried_soft_assignment_equals_dense_softmax_over_iterations() {
-    use structdr_methods::nearest::{NearCentres, DEFAULT_MARGIN};
-    use structdr_methods::rpg::{soft_assign_near, P_TRUNCATION_NATS};
+    use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
+    use structdr_methods::principal::rpg::{soft_assign_near, P_TRUNCATION_NATS};
     let x = synthetic("spiral", 300, 4);
     let (n, k) = (x.nrows(), 40);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);

@@ -148,7 +148,7 @@ fn spread_components(points: &[(f64, f64)], comps: &[usize]) -> Vec<(f64, f64)> 
 
 /// Number of connected components of a graph (isolated vertices count).
 fn graph_components(g: &structdr_methods::Graph) -> usize {
-    structdr_methods::graph::connected_components(g.n_vertices, &g.edges).1
+    structdr_numerics::graphs::connected_components(g.n_vertices, &g.edges).1
 }
 
 /// What one panel shows, for the figure's summary table (`figures.md`).

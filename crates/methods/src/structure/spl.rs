@@ -2,7 +2,7 @@
 //! Structure Learning*, §3.3, Algorithm 1).
 //!
 //! Data `Y` (N x D, samples in rows, centred here), target dimension d, neighbourhood graph `E`
-//! (the symmetrised K-NN graph, [`crate::graph::symmetrised_edges`]), `phi_ij = ||y_i - y_j||^2`.
+//! (the symmetrised K-NN graph, [`structdr_numerics::neighbours::symmetrised_edges`]), `phi_ij = ||y_i - y_j||^2`.
 //! The dual variable is a symmetric non-negative `S` supported on `E`, one value `s_e` per edge.
 //! With `L = diag(S 1) - S` and
 //!
@@ -38,11 +38,11 @@
 //! Stopping rule (Algorithm 1 says "until convergence"): stop when
 //! `|f_t - f_{t-1}| <= tol max(1, |f_t|)` after a step, or after `max_iter` steps.
 
-use crate::graph::{knn_for, symmetrised_edges};
-use crate::params::ParamMapExt;
-use crate::registry::{dim, float, int, MethodInfo};
-use crate::sparse::{Ordering, SparseError, SymbolicCholesky};
-use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
+use crate::api::ParamMapExt;
+use crate::api::info::{dim, float, int, MethodInfo};
+use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
+use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh_top};
 
@@ -145,7 +145,7 @@ impl SplProblem {
         let sym = SymbolicCholesky::analyze(n, &e, Ordering::Auto).map_err(sparse_err)?;
         let nf = n as f64;
         let backend = match backend {
-            Backend::Auto if n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > nf * nf * nf && x.ncols() <= n && n <= crate::laplacian::DENSE_MAX_N => Backend::Dense,
+            Backend::Auto if n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > nf * nf * nf && x.ncols() <= n && n <= crate::api::DENSE_MAX_N => Backend::Dense,
             Backend::Auto => Backend::Sparse,
             b => b,
         };
@@ -269,7 +269,7 @@ impl SplProblem {
 
     /// The top-d eigenpairs of `Y^T Q^-1 Y = B^T B`, `B = L^-1 P Y`: returns the eigenvalues
     /// (descending) and `W` (D x d). D x D form when D <= N, else the N x N Gram form.
-    fn top_subspace(&self, f: &crate::sparse::SparseCholesky<'_>) -> Result<(Vec<f64>, Array2<f64>)> {
+    fn top_subspace(&self, f: &structdr_linalg::sparse::SparseCholesky<'_>) -> Result<(Vec<f64>, Array2<f64>)> {
         let b = f.half_solve(self.y.view());
         let (n, dd) = b.dim();
         if dd <= n {
@@ -311,7 +311,7 @@ impl SplProblem {
             Some(z) => z * (self.gamma / 4.0),
             None => {
                 let n = self.y.nrows();
-                crate::laplacian::check_dense_size(NAME, n)?;
+                crate::api::check_dense_size(NAME, n)?;
                 let sigma = if self.backend == Backend::Dense {
                     self.dense_inverse(s)?.1 * 0.25
                 } else {
@@ -321,7 +321,7 @@ impl SplProblem {
                 };
                 // symmetrise the round-off
                 let sigma = (&sigma + &sigma.t()) * 0.5;
-                crate::kpca::kernel_pca(sigma, self.dim)?.0
+                structdr_numerics::spectral::kernel_pca(sigma, self.dim).map_err(numerics(NAME))?.0
             }
         };
         canonicalize_signs(&mut x);
@@ -368,7 +368,7 @@ impl Embedder for Spl {
     fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
         self.validate(&x)?;
         let n = x.nrows();
-        let knn = knn_for(NAME, x, self.k)?;
+        let knn = knn(x, self.k).map_err(numerics(NAME))?;
         let edges = symmetrised_edges(&knn);
         let prob = SplProblem::new(x, &edges, self.dim, self.gamma, self.c)?;
         let mut s = vec![0.0f64; prob.n_edges()];
@@ -423,6 +423,7 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "Structured projection learning: projected subgradient ascent on the dual f(S) = d/2 log det Q - <S, Phi> - ||S||^2/(4C) - gamma^2/8 sum top-d eig(Y^T Q^-1 Y), Q = L_S + (gamma+1)/4 I on the K-NN graph; X = (gamma/4) Q^-1 Y W, or KPCA on (4L + I)^-1 when gamma = 0.",
         reference: "Wang, Probabilistic Dimensionality Reduction via Structure Learning (TPAMI 2019), §3.3, Algorithm 1, eqs. (17)-(23)",
+        version: 1,
         params: vec![
             dim(),
             int("k", 1, 10, "neighbours per sample of the K-NN graph that supports S (symmetrised: i ~ j if j in kNN(i) or i in kNN(j))"),
@@ -447,7 +448,7 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{ParamMap, ParamValue};
+    use crate::api::params::{ParamMap, ParamValue};
     use ndarray::s;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
@@ -468,7 +469,7 @@ mod tests {
     }
 
     fn graph(x: &Array2<f64>, k: usize) -> Vec<(usize, usize, f64)> {
-        symmetrised_edges(&crate::graph::knn(x.view(), k).unwrap())
+        symmetrised_edges(&structdr_numerics::neighbours::knn(x.view(), k).unwrap())
     }
 
     /// Dense reference of one evaluation: eq. (17)/(20) written with dense `Q^-1`
@@ -661,7 +662,7 @@ mod tests {
         let m = Spl { dim: 2, k: 4, c: 1e3, gamma: 2.0, max_iter: 0, tol: 0.0 };
         let fit = m.fit(x.view(), 0).unwrap();
         assert_eq!(fit.history.len(), 1);
-        let p = crate::pca::Pca { dim: 2 }.fit(x.view(), 0).unwrap().embedding;
+        let p = structdr_linalg::Pca::fit(x.view()).unwrap().transform(x.view(), 2);
         for c in 0..2 {
             let want = &p.column(c) * (2.0 / 3.0);
             let got = fit.embedding.column(c);

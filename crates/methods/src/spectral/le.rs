@@ -1,7 +1,7 @@
 //! Laplacian eigenmaps (Belkin & Niyogi 2003).
 //!
 //! 1. Graph: the symmetrised K-NN graph (`i ~ j` iff `j in kNN(i)` or `i in kNN(j)`), made
-//!    connected according to `disconnected` ([`crate::graph::neighbourhood_graph`]).
+//!    connected according to `disconnected` ([`structdr_numerics::graphs::neighbourhood_graph`]).
 //! 2. Weights: `w_ij = exp(-||x_i - x_j||^2 / t)` ("heat") or `w_ij = 1` ("binary") on the edges.
 //!    With `t = 0` (the default) `t = 2 max_{(i,j) in E} ||x_i - x_j||^2`, which is exactly
 //!    drtoolbox's `laplacian_eigen` with `sigma = 1` (it divides the squared graph distances by their
@@ -20,10 +20,11 @@
 //! memory (200 MB at N = 5000), although `W` has only O(N k) non-zeros; fine up to N of a few
 //! thousand. A sparse shift-invert Lanczos would be O(N k) per iteration (not implemented).
 
-use crate::graph::{disconnected_param, neighbourhood_graph, Disconnected};
-use crate::params::ParamMapExt;
-use crate::registry::{choice, dim, float, int, MethodInfo};
-use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::info::disconnected_param;
+use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
+use crate::api::ParamMapExt;
+use crate::api::info::{choice, dim, float, int, MethodInfo};
+use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{s, Array2, ArrayView2};
 use structdr_linalg::{canonicalize_signs, eigh_bottom};
 
@@ -129,7 +130,7 @@ impl Embedder for LaplacianEigenmaps {
         if self.weights == Weights::Heat && (self.t.is_nan() || self.t < 0.0) {
             return Err(MethodError::Input { method: "le", reason: format!("t = {} must be >= 0 (0 = automatic)", self.t) });
         }
-        let g = neighbourhood_graph("le", x, self.k, self.disconnected)?;
+        let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics("le"))?;
         let t = if self.t == 0.0 { auto_t(&g.edges) } else { self.t };
         let weighted: Vec<(usize, usize, f64)> = g
             .edges
@@ -161,6 +162,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "le",
         summary: "Laplacian eigenmaps: generalised eigenvectors 2..d+1 of L v = lambda D v on the symmetrised k-NN graph, W_ij = exp(-||x_i - x_j||^2 / t) or 1.",
         reference: "Belkin & Niyogi 2003; drtoolbox laplacian_eigen (k = 12, sigma = 1); scikit-learn spectral_embedding",
+        version: 1,
         params: vec![
             dim(),
             int("k", 1, 12, "neighbours per sample before symmetrisation (i ~ j if j in kNN(i) or i in kNN(j)); 12 as in drtoolbox"),

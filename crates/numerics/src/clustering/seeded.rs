@@ -9,7 +9,7 @@
 //!   (triangle inequality: `c'` cannot be closer), so late seeding steps touch few rows of X.
 //!   Distances here are summed feature by feature (exact zero for duplicates).
 //! - Lloyd: nearest centre by exact distances with candidate lists and drift bounds
-//!   ([`crate::nearest::NearCentres`]: after the first sweep only rows whose bound fails recompute
+//!   ([`crate::neighbours::NearCentres`]: after the first sweep only rows whose bound fails recompute
 //!   all K distances, by GEMM), ties to the lowest centre index; centres = cluster means
 //!   accumulated in sample order; an emptied cluster is re-seeded at the sample farthest from its
 //!   centre. Stops when no label changes or after `max_iter` iterations.
@@ -26,13 +26,13 @@
 //! iteration at worst (BLAS-3 speed), O(N |candidates| D) once the centres settle; memory
 //! O(block x K + K D + N |candidates|).
 
-use crate::{check_input, MethodError, Result};
+use crate::{check_samples, NumericsError, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
-use crate::graph::exact_sq_dist as sqd;
-use crate::nearest::{NearCentres, DEFAULT_MARGIN};
+use crate::dist::exact_sq_dist as sqd;
+use crate::neighbours::{NearCentres, DEFAULT_MARGIN};
 
 /// The result of [`kmeans`].
 #[derive(Debug, Clone, PartialEq)]
@@ -65,10 +65,7 @@ pub fn kmeanspp_init(x: ArrayView2<f64>, k: usize, seed: u64) -> Result<Array2<f
     for j in 1..k {
         let total: f64 = dist.iter().sum();
         if !(total > 0.0) {
-            return Err(MethodError::Input {
-                method: M,
-                reason: format!("k = {k} centres requested but the data has only {j} distinct points (duplicates)"),
-            });
+            return Err(NumericsError::input(M, format!("k = {k} centres requested but the data has only {j} distinct points (duplicates)")));
         }
         let u = rng.gen::<f64>() * total;
         let mut acc = 0.0;
@@ -112,13 +109,13 @@ fn assign(near: &mut NearCentres, x: ArrayView2<f64>, centres: ArrayView2<f64>) 
 /// Errors: empty or non-finite input, `k = 0`, `k > N`, fewer than `k` distinct samples.
 pub fn kmeans(x: ArrayView2<f64>, k: usize, seed: u64, max_iter: usize) -> Result<KMeansResult> {
     const M: &str = "kmeans";
-    check_input(M, &x, 1)?;
+    check_samples(M, &x, 1)?;
     let n = x.nrows();
     if k == 0 {
-        return Err(MethodError::Input { method: M, reason: "k = 0 clusters requested".into() });
+        return Err(NumericsError::input(M, "k = 0 clusters requested"));
     }
     if k > n {
-        return Err(MethodError::Input { method: M, reason: format!("k = {k} clusters exceeds the number of samples N = {n}") });
+        return Err(NumericsError::input(M, format!("k = {k} clusters exceeds the number of samples N = {n}")));
     }
     let centres = kmeanspp_init(x, k, seed)?;
     Ok(lloyd_from(x, centres, max_iter))
@@ -131,7 +128,7 @@ pub fn kmeans(x: ArrayView2<f64>, k: usize, seed: u64, max_iter: usize) -> Resul
 /// them on the full data. Used for landmarks (RPG Algorithm 2), where N >> K.
 pub fn kmeans_pooled_seeding(x: ArrayView2<f64>, k: usize, seed: u64, max_iter: usize, pool: usize) -> Result<KMeansResult> {
     const M: &str = "kmeans";
-    check_input(M, &x, 1)?;
+    check_samples(M, &x, 1)?;
     let n = x.nrows();
     if k == 0 || k > n || pool >= n || pool < k {
         return kmeans(x, k, seed, max_iter);

@@ -8,7 +8,7 @@
 //! near_i = { k : ||x_i - c_k||^2 <= m_i + extra },   m_i = min_k ||x_i - c_k||^2,
 //! ```
 //!
-//! exactly, with the distances summed feature by feature ([`crate::graph::sq_dist_slices`]).
+//! exactly, with the distances summed feature by feature ([`crate::dist::sq_dist_slices`]).
 //! `extra = 0` gives the nearest centre (k-means, ties included); `extra = 40 sigma` gives every
 //! soft-assignment weight `exp(-(d - m) / sigma)` above `e^-40` (RPG's truncated softmax).
 //!
@@ -33,7 +33,7 @@
 //! state (rows run in parallel, each on its own state); GEMM blocks are formed in row order with
 //! a size that depends on K only.
 
-use crate::graph::sq_dist_slices;
+use crate::dist::sq_dist_slices;
 use ndarray::{Array2, ArrayView2, CowArray, Ix2};
 use rayon::prelude::*;
 use structdr_linalg::sq_dists_between;
@@ -124,7 +124,7 @@ fn group_centres(c: ArrayView2<f64>) -> Vec<u32> {
     if g <= 1 {
         return vec![0; k];
     }
-    match crate::kmeans::kmeans(c, g, 0x6772_6f75_7073, 10) {
+    match crate::clustering::kmeans(c, g, 0x6772_6f75_7073, 10) {
         Ok(r) => r.labels.iter().map(|&l| l as u32).collect(),
         Err(_) => (0..k).map(|j| (j / GROUP_SIZE) as u32).collect(),
     }

@@ -1,7 +1,7 @@
 //! The identity "embedding" `Y = X`: the no-reduction baseline (and a check of the metrics).
 
-use crate::registry::MethodInfo;
-use crate::{check_input, Embedder, Fitted, Result};
+use crate::api::info::MethodInfo;
+use crate::api::{check_input, Embedder, Fitted, Result};
 use ndarray::ArrayView2;
 
 /// `Y = X`.
@@ -23,6 +23,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "identity",
         summary: "No reduction: the embedding is the input, Y = X.",
         reference: "baseline",
+        version: 1,
         params: vec![],
         build: |_| Ok(Box::new(Identity)),
     }

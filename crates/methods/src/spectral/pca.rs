@@ -4,9 +4,9 @@
 //! `Xc^T Xc / (N-1) = V Lambda V^T` (descending), the embedding is `Y = Xc V_d`: the scores on the
 //! first d principal axes. Axis signs are canonicalised (largest |loading| positive).
 
-use crate::registry::{dim, MethodInfo};
-use crate::params::ParamMapExt;
-use crate::{check_input, numerical, Embedder, Fitted, MethodError, Result};
+use crate::api::info::{dim, MethodInfo};
+use crate::api::ParamMapExt;
+use crate::api::{check_input, numerical, Embedder, Fitted, MethodError, Result};
 use ndarray::ArrayView2;
 use structdr_linalg::Pca as PcaBasis;
 
@@ -37,6 +37,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "pca",
         summary: "Principal component analysis: Y = (X - 1 mu^T) V_d with V_d the top-d eigenvectors of the sample covariance.",
         reference: "Pearson 1901; baseline of every table",
+        version: 1,
         params: vec![dim()],
         build: |p| Ok(Box::new(Pca { dim: p.usize("dim") })),
     }

@@ -14,7 +14,7 @@
 //!    the `solver` of [`crate::optim`] (default: projected L-BFGS; or the Fortran L-BFGS-B) from
 //!    `W = 0`. The problem is convex, so the projected
 //!    gradient `||proj grad F||_inf` (the KKT residual) certifies the optimum; it is reported.
-//! 3. Embedding: KPCA on `U = (L + lambda I)^-1` (eq. 17; [`crate::kpca::kernel_pca`]: centred,
+//! 3. Embedding: KPCA on `U = (L + lambda I)^-1` (eq. 17; [`structdr_numerics::spectral::kernel_pca`]: centred,
 //!    `Y = V_d diag(sqrt(lambda_d))`), or (`embedding = "geig"`) the generalised eigenproblem
 //!    `(L + lambda I) f = mu D_lambda f`, `D_lambda = diag((W + lambda I) 1)` (eq. 16), through
 //!    `D_lambda^{-1/2} (L + lambda I) D_lambda^{-1/2}`: eigenvectors 2..d+1 (ascending), the first
@@ -25,56 +25,13 @@
 //! doubles (m = 5: ~64 N^2 bytes, 260 MB at N = 2007), the Fortran L-BFGS-B `(2m + 5) N(N-1)/2`
 //! (m = 10: ~100 N^2 bytes). N is capped at [`PAIR_MAX_N`].
 
-use crate::logdet::{edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs};
-use crate::optim::{minimize, BoundedOptions, BoundedResult, Solver};
-use crate::params::ParamMapExt;
-use crate::registry::{choice, dim, float, int, MethodInfo};
-use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use super::pair_dual::{check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
+use structdr_numerics::optim::Solver;
+use crate::api::ParamMapExt;
+use crate::api::info::{choice, dim, float, int, MethodInfo};
+use crate::api::{numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{s, Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh_bottom, sq_dists, LinalgError};
-
-/// Largest N for MPME and ESL: N(N-1)/2 variables and ~64 N^2 (projected solver) to ~100 N^2
-/// (L-BFGS-B) bytes of solver workspace (1.6 to 2.5 GB at this limit).
-pub const PAIR_MAX_N: usize = 5000;
-
-/// Limited-memory size m (correction pairs) of MPME and ESL with the Fortran L-BFGS-B.
-pub const LBFGSB_MEMORY: usize = 10;
-
-/// Limited-memory size m of MPME and ESL with the projected solver. Its per-iteration cost is
-/// O(m^2 |F|) (the Gram matrices over the free set) + O(m n): at N = 2007 (usps, ESL) m = 5 costs
-/// ~0.06 s per iteration beside the ~0.15 s evaluation, m = 10 about twice that, and after 60
-/// iterations m = 5 is within 2e-4 (relative) of the m = 10 objective and below the Fortran
-/// L-BFGS-B's with m = 10 (docs/parity/mpme.md).
-pub const PROJECTED_MEMORY: usize = 5;
-
-/// The memory m used with `solver`.
-pub fn solver_memory(solver: Solver) -> usize {
-    match solver {
-        Solver::Lbfgsb => LBFGSB_MEMORY,
-        Solver::Projected => PROJECTED_MEMORY,
-    }
-}
-
-/// `factr` used by MPME and ESL: stop when the relative objective reduction is below
-/// `1e3 * eps_mach` (~2.2e-13), so that the KKT test (`tol`) normally decides.
-pub const LBFGSB_FACTR: f64 = 1e3;
-
-/// Values of the `solver` parameter of MPME and ESL ([`Solver::name`]).
-pub const SOLVER_NAMES: &[&str] = &["projected", "lbfgsb"];
-
-/// Default `solver` of MPME and ESL.
-pub const DEFAULT_SOLVER: &str = "projected";
-
-/// Documentation of the `solver` parameter of MPME and ESL.
-pub const SOLVER_DOC: &str = "dual solver: projected = two-metric projected L-BFGS (m = 5; O(m^2 |free set| + m n) work per iteration in parallel chunks, 1.5x to 2.8x faster per iteration than lbfgsb at N = 2007); lbfgsb = the Fortran L-BFGS-B 3.0 reference code (Byrd, Lu, Nocedal & Zhu; m = 10)";
-
-/// How a solver is named in the fit notes.
-pub fn solver_label(solver: Solver) -> &'static str {
-    match solver {
-        Solver::Lbfgsb => "L-BFGS-B 3.0",
-        Solver::Projected => "projected L-BFGS",
-    }
-}
 
 /// How MPME turns the learned `W` into coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,63 +132,6 @@ impl MpmeObjective {
     }
 }
 
-/// Runs `solver` on a pair objective from `w = 0` with bounds `[0, upper]`; an error inside `f`
-/// (non-positive-definite `Q`) stops the run and is returned.
-pub(crate) fn solve_pairs(
-    method: &'static str,
-    solver: Solver,
-    n_vars: usize,
-    upper: f64,
-    max_iter: usize,
-    pgtol: f64,
-    mut f: impl FnMut(&[f64], &mut [f64]) -> std::result::Result<f64, LinalgError>,
-) -> Result<BoundedResult> {
-    let mut failure: Option<LinalgError> = None;
-    let opts = BoundedOptions { m: solver_memory(solver), max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol, factr: LBFGSB_FACTR };
-    let lower = vec![0.0; n_vars];
-    let upper_v = vec![upper; n_vars];
-    let r = minimize(
-        solver,
-        |w, g| match f(w, g) {
-            Ok(v) => v,
-            Err(e) => {
-                failure.get_or_insert(e);
-                f64::NAN
-            }
-        },
-        &vec![0.0; n_vars],
-        &lower,
-        &upper_v,
-        &opts,
-    );
-    if let Some(e) = failure {
-        return Err(MethodError::Numerical { method, source: e });
-    }
-    r.map_err(|e| MethodError::Input { method, reason: e.to_string() })
-}
-
-/// Checks shared by MPME and ESL.
-pub(crate) fn check_pair_problem(method: &'static str, x: &ArrayView2<f64>, dim: usize, max_iter: usize, tol: f64) -> Result<()> {
-    check_input(method, x, 3)?;
-    let n = x.nrows();
-    if n > PAIR_MAX_N {
-        return Err(MethodError::Input {
-            method,
-            reason: format!("N = {n} exceeds {PAIR_MAX_N}: the dual has N(N-1)/2 = {} variables (~{:.1} GB of solver workspace); subsample the data", n_pairs(n), 100.0 * (n as f64).powi(2) / 1e9),
-        });
-    }
-    if dim + 1 > n {
-        return Err(MethodError::Input { method, reason: format!("dim = {dim} must be < N = {n}") });
-    }
-    if max_iter == 0 {
-        return Err(MethodError::Input { method, reason: "max_iter must be >= 1".into() });
-    }
-    if !(tol >= 0.0 && tol.is_finite()) {
-        return Err(MethodError::Input { method, reason: format!("tol = {tol} must be finite and >= 0") });
-    }
-    Ok(())
-}
-
 /// Bottom generalised eigenvectors 2..d+1 of `(L + lambda I) f = mu D_lambda f` (002 eq. 16),
 /// `F^T D_lambda F = I`, signs canonicalised. `qi` is not used; `w` are the pair weights.
 pub fn geig_embedding(n: usize, w: &[f64], lambda: f64, dim: usize) -> Result<Array2<f64>> {
@@ -294,7 +194,7 @@ impl Embedder for Mpme {
         let embedding = match self.embedding {
             MpmeEmbedding::Kpca => {
                 let (_, qi) = log_det_and_grad(n, &r.x, self.lambda, 1.0, &mut vec![0.0; r.x.len()]).map_err(numerical("mpme"))?;
-                crate::kpca::kernel_pca(qi, self.dim)?.0
+                structdr_numerics::spectral::kernel_pca(qi, self.dim).map_err(numerics("mpme"))?.0
             }
             MpmeEmbedding::Geig => geig_embedding(n, &r.x, self.lambda, self.dim)?,
         };
@@ -330,6 +230,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "mpme",
         summary: "Maximum posterior manifold embedding: max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>, 0 <= w_ij <= 4C (projected L-BFGS or L-BFGS-B over all N(N-1)/2 pairs), then KPCA on (L + lambda I)^-1 or the generalised eigenproblem (L + lambda I) F = D_lambda F Lambda.",
         reference: "Mao, Wang & Tsang, A unified probabilistic framework for robust manifold learning and embedding, Mach. Learn. 2017 (eqs. 10-17)",
+        version: 1,
         params: vec![
             dim(),
             float("lambda", 1e-12, 1e12, 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),
@@ -356,7 +257,7 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optim::projected_gradient_norm;
+    use structdr_numerics::optim::projected_gradient_norm;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -404,7 +305,7 @@ mod tests {
         let obj = MpmeObjective::from_data(x.view(), 2, 1.0);
         let mut w = vec![0.0; n_pairs(40)];
         for &(i, j, v) in &f.graph.as_ref().unwrap().edges {
-            w[crate::logdet::pair_index(40, i, j)] = v;
+            w[crate::structure::pair_dual::pair_index(40, i, j)] = v;
         }
         let mut g = vec![0.0; w.len()];
         obj.value_and_gradient(&w, &mut g).unwrap();

@@ -17,6 +17,7 @@
 
 pub mod lbfgsb;
 pub mod projected_lbfgs;
+pub mod projections;
 
 /// Which bound-constrained solver [`minimize`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,24 +30,22 @@
 //! them separately; coordinates of different components are not comparable). Components with
 //! `n_c <= m` fill only their first `n_c - 1` columns (the rest 0); singletons are at 0.
 //!
-//! Cost: as MPME ([`crate::mpme`]): N(N-1)/2 variables, one Cholesky + `dpotri` per evaluation,
+//! Cost: as MPME ([`super::mpme`]): N(N-1)/2 variables, one Cholesky + `dpotri` per evaluation,
 //! plus O(N^2 * iterations) for the perplexity search and O(sum_c n_c^3) for the embedding.
 
-use crate::logdet::{edges_above, for_each_pair, log_det_grad, n_pairs};
-use crate::mpme::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
-use crate::optim::Solver;
-use crate::params::ParamMapExt;
-use crate::registry::{choice, dim, float, int, MethodInfo};
-use crate::{numerical, Embedder, Fitted, Graph, MethodError, Result};
+use super::pair_dual::{edges_above, for_each_pair, log_det_grad, n_pairs};
+use super::pair_dual::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
+use structdr_numerics::optim::Solver;
+use crate::api::ParamMapExt;
+use crate::api::info::{choice, dim, float, int, MethodInfo};
+use crate::api::{numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{Array2, ArrayView2, Axis};
-use rayon::prelude::*;
+use structdr_numerics::affinities::perplexity_affinities;
 use structdr_linalg::{sq_dists, Cholesky, LinalgError};
 
 /// Relative edge threshold: an edge is kept when `w_ij > EDGE_THRESHOLD * max w`.
 pub const EDGE_THRESHOLD: f64 = 1e-6;
 
-/// Target accuracy of the perplexity search, `|H_i - ln u|`.
-pub const PERPLEXITY_TOL: f64 = 1e-9;
 
 /// ESL with parameters `dim` (= m), `lambda` (= lambda_v), `C`, `perplexity`, `max_iter`, `tol`.
 #[derive(Debug, Clone)]
@@ -66,61 +64,6 @@ pub struct Esl {
     pub tol: f64,
     /// Bound-constrained solver of the dual.
     pub solver: Solver,
-}
-
-/// Conditional affinities with perplexity `u` (001 eq. 1): returns `P` with row `i` = `p_{.|i}`
-/// (`p_{i|i} = 0`), the precisions `beta_i = 1 / (2 sigma_i^2)`, and `max_i |H_i - ln u|`.
-///
-/// `d2` holds the squared distances (N x N). Bisection on `beta_i` (doubling until bracketed),
-/// on distances shifted by their row minimum for stability; up to 200 steps per point.
-pub fn perplexity_affinities(d2: ArrayView2<f64>, perplexity: f64) -> (Array2<f64>, Vec<f64>, f64) {
-    let n = d2.nrows();
-    let target = perplexity.ln();
-    let mut p = Array2::<f64>::zeros((n, n));
-    let results: Vec<(f64, f64)> = p
-        .axis_iter_mut(Axis(0))
-        .into_par_iter()
-        .enumerate()
-        .map(|(i, mut row)| {
-            let dmin = (0..n).filter(|&j| j != i).map(|j| d2[[i, j]]).fold(f64::INFINITY, f64::min);
-            let s: Vec<f64> = (0..n).map(|j| if j == i { 0.0 } else { (d2[[i, j]] - dmin).max(0.0) }).collect();
-            let mean = s.iter().sum::<f64>() / (n - 1) as f64;
-            let mut beta = if mean > 0.0 { 1.0 / mean } else { 1.0 };
-            let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
-            let mut err = f64::INFINITY;
-            let entropy = |beta: f64, row: &mut ndarray::ArrayViewMut1<f64>| -> f64 {
-                let mut z = 0.0;
-                let mut sp = 0.0;
-                for j in 0..n {
-                    let v = if j == i { 0.0 } else { (-beta * s[j]).exp() };
-                    row[j] = v;
-                    z += v;
-                    sp += v * s[j];
-                }
-                row.mapv_inplace(|v| v / z);
-                z.ln() + beta * sp / z
-            };
-            for _ in 0..200 {
-                let h = entropy(beta, &mut row);
-                let diff = h - target;
-                err = diff.abs();
-                if err <= PERPLEXITY_TOL {
-                    break;
-                }
-                if diff > 0.0 {
-                    lo = beta;
-                    beta = if hi.is_infinite() { 2.0 * beta } else { 0.5 * (beta + hi) };
-                } else {
-                    hi = beta;
-                    beta = 0.5 * (lo + beta);
-                }
-            }
-            (beta, err)
-        })
-        .collect();
-    let betas = results.iter().map(|r| r.0).collect();
-    let err = results.iter().map(|r| r.1).fold(0.0, f64::max);
-    (p, betas, err)
 }
 
 /// The ESL dual objective `f(w)` (module doc) on pair variables.
@@ -203,7 +146,7 @@ pub fn component_embedding(n: usize, edges: &[(usize, usize, f64)], labels: &[us
         }
         let k = Cholesky::factor(qs[c].view()).and_then(|ch| ch.inverse()).map_err(numerical("esl"))? * m as f64;
         let dc = m.min(nc - 1);
-        let (yc, _) = crate::kpca::kernel_pca(k, dc)?;
+        let (yc, _) = structdr_numerics::spectral::kernel_pca(k, dc).map_err(numerics("esl"))?;
         for (a, &i) in mem.iter().enumerate() {
             for t in 0..dc {
                 y[[i, t]] = yc[[a, t]];
@@ -244,8 +187,8 @@ impl Embedder for Esl {
         let threshold = EDGE_THRESHOLD * wmax;
         let edges = edges_above(n, &r.x, threshold);
         let ambiguous = r.x.iter().filter(|&&v| v > 0.0 && v <= threshold).count();
-        let (labels, count) = crate::graph::connected_components(n, &edges);
-        let sizes = crate::graph::component_sizes(&labels, count);
+        let (labels, count) = structdr_numerics::graphs::connected_components(n, &edges);
+        let sizes = structdr_numerics::graphs::component_sizes(&labels, count);
         let embedding = component_embedding(n, &edges, &labels, count, self.dim)?;
         let mut fitted = Fitted {
             embedding,
@@ -284,6 +227,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "esl",
         summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (projected L-BFGS or L-BFGS-B over all pairs), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
         reference: "Wang & Li, Learning low-dimensional latent graph structures: a density estimation approach, IEEE TNNLS 2020 (§III, Alg. 1)",
+        version: 1,
         params: vec![
             dim(),
             float("lambda", 0.0, 1.0, 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),
@@ -310,7 +254,7 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optim::projected_gradient_norm;
+    use structdr_numerics::optim::projected_gradient_norm;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -380,7 +324,7 @@ mod tests {
         // W is only available thresholded; check the threshold dropped nothing material
         let mut w = vec![0.0; n_pairs(50)];
         for &(i, j, v) in &f.graph.as_ref().unwrap().edges {
-            w[crate::logdet::pair_index(50, i, j)] = v;
+            w[crate::structure::pair_dual::pair_index(50, i, j)] = v;
         }
         let mut g = vec![0.0; w.len()];
         obj.value_and_gradient(&w, &mut g).unwrap();

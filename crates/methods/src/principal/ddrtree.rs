@@ -14,7 +14,7 @@
 //!
 //! Alternating minimisation (Alg. 2), each block solved exactly so `f` never increases:
 //! 1. `S` = minimum spanning tree of the complete graph on the centres with weights
-//!    `||c_k - c_l||^2` (eq. 28; Prim, [`crate::graph::mst_sq_euclidean`], O(K^2 d)).
+//!    `||c_k - c_l||^2` (eq. 28; Prim, [`structdr_numerics::graphs::mst_sq_euclidean`], O(K^2 d)).
 //! 2. `r_ik = exp(-||z_i - c_k||^2 / sigma) / sum_l exp(-||z_i - c_l||^2 / sigma)` (eq. 32, Lemma 1),
 //!    computed with the row minimum subtracted (log-sum-exp stable).
 //! 3. Prop. 5 (eq. 33), with `L` the tree Laplacian, `Gamma = diag(1^T R)`, `A = (lambda/gamma) L + Gamma`:
@@ -49,16 +49,15 @@
 //!   centres are the rows `floor(seq(1, N, length.out = K))` refined by k-means with at most K
 //!   iterations (Lloyd here, Hartigan-Wong in R). See `docs/parity/ddrtree.md`.
 
-use crate::graph::RootedTree;
-use crate::params::{ParamMapExt, ParamError};
-use crate::registry::{choice, dim, float, int, MethodInfo};
-use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use structdr_numerics::graphs::RootedTree;
+use crate::api::params::{ParamMapExt, ParamError};
+use crate::api::info::{choice, dim, float, int, MethodInfo};
+use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
-use std::os::raw::{c_char, c_int};
-use structdr_linalg::{canonicalize_signs, eigh, eigh_top};
+use structdr_linalg::{canonicalize_signs, eigh, eigh_top, SpdFactor};
 
 /// Largest D for which `Y^T Q Y` is formed (D x D) and diagonalised by LAPACK; above it the
 /// top-d eigenvectors come from a matrix-free subspace iteration (with [`EigenSolver::Auto`]).
@@ -447,57 +446,6 @@ fn sq(a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
     a.iter().zip(b.iter()).map(|(u, v)| (u - v) * (u - v)).sum()
 }
 
-// ---------------------------------------------------------------------------------------------
-// Dense SPD factor (LAPACK dpotrf / dpotrs on the row-major buffer, no copy)
-
-struct SpdFactor {
-    buf: Vec<f64>,
-    n: usize,
-}
-
-impl SpdFactor {
-    /// Factors the symmetric positive definite `m` in place (both triangles must hold `m`).
-    fn new(m: Array2<f64>) -> std::result::Result<SpdFactor, structdr_linalg::LinalgError> {
-        let n = m.nrows();
-        if m.iter().any(|v| !v.is_finite()) {
-            return Err(structdr_linalg::LinalgError::NotFinite { what: "DDRTree M" });
-        }
-        let mut buf = m.into_raw_vec_and_offset().0;
-        let (uplo, nn) = (b'U' as c_char, n as c_int);
-        let mut info: c_int = 0;
-        // SAFETY: buf holds n*n doubles; a row-major symmetric matrix is its own column-major copy.
-        unsafe { lapack_sys::dpotrf_(&uplo, &nn, buf.as_mut_ptr(), &nn, &mut info) };
-        if info > 0 {
-            return Err(structdr_linalg::LinalgError::NotPositiveDefinite { minor: info as usize, n });
-        }
-        if info < 0 {
-            return Err(structdr_linalg::LinalgError::Lapack { routine: "dpotrf", info });
-        }
-        Ok(SpdFactor { buf, n })
-    }
-
-    /// Solves `M X = B` for `B` given as `bt = B^T` (nrhs x n, row-major = n x nrhs column-major), in place.
-    fn solve_t(&self, bt: &mut Array2<f64>) {
-        assert_eq!(bt.ncols(), self.n);
-        let nrhs = bt.nrows();
-        if nrhs == 0 {
-            return;
-        }
-        let (uplo, nn, nr) = (b'U' as c_char, self.n as c_int, nrhs as c_int);
-        let mut info: c_int = 0;
-        let slice = bt.as_slice_mut().expect("standard layout");
-        // SAFETY: factor from dpotrf; rhs buffer n x nrhs column-major with ldb = n.
-        unsafe { lapack_sys::dpotrs_(&uplo, &nn, &nr, self.buf.as_ptr(), &nn, slice.as_mut_ptr(), &nn, &mut info) };
-        debug_assert_eq!(info, 0);
-    }
-
-    /// `M^-1 B` for `B` (n x cols), returned as n x cols.
-    fn solve(&self, b: ArrayView2<f64>) -> Array2<f64> {
-        let mut bt = b.t().as_standard_layout().to_owned();
-        self.solve_t(&mut bt);
-        bt.reversed_axes().as_standard_layout().to_owned()
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Top-d eigenvectors: dense or matrix-free subspace iteration
@@ -714,10 +662,10 @@ impl DdrTree {
                         }
                     }
                 }
-                crate::kmeans::lloyd_from(z0.view(), c, k).centres
+                structdr_numerics::clustering::lloyd_from(z0.view(), c, k).centres
             }
             None => {
-                crate::kmeans::kmeans(z0.view(), k, seed, 300)?.centres
+                structdr_numerics::clustering::kmeans(z0.view(), k, seed, 300).map_err(numerics(METHOD))?.centres
             }
         };
         if self.centres == Centres::Monocle {
@@ -733,7 +681,7 @@ impl DdrTree {
         let mut last_tree: Vec<(usize, usize, f64)> = Vec::new();
         let mut max_density = 0.0f64;
         for iter in 0..self.max_iter {
-            let tree = crate::graph::mst_sq_euclidean(st.c.view());
+            let tree = structdr_numerics::graphs::mst_sq_euclidean(st.c.view());
             let assign = Assign::compute(st.z.view(), st.c.view(), self.sigma, self.r_threshold);
             max_density = max_density.max(assign.nnz() as f64 / (n as f64 * k as f64));
             if rmode {
@@ -761,7 +709,7 @@ impl DdrTree {
         }
         if !rmode {
             stop_history = history.clone();
-            last_tree = crate::graph::mst_sq_euclidean(st.c.view());
+            last_tree = structdr_numerics::graphs::mst_sq_euclidean(st.c.view());
         }
         let assign = Assign::compute(st.z.view(), st.c.view(), self.sigma, self.r_threshold);
         let final_objective = self.objective(y.view(), &st, &last_tree, &assign, lambda);
@@ -816,7 +764,7 @@ impl DdrTree {
                 }
             }
         }
-        let fac = SpdFactor::new(m).map_err(numerical(METHOD))?;
+        let fac = SpdFactor::new(m, "DDRTree M").map_err(numerical(METHOD))?;
         let b = assign.rt_mul(y); // K x D
         let w = match yty {
             Some(yty) => {
@@ -978,7 +926,7 @@ impl Embedder for DdrTree {
 // ---------------------------------------------------------------------------------------------
 // Registry
 
-fn common_params() -> Vec<crate::params::ParamSchema> {
+fn common_params() -> Vec<crate::api::ParamSchema> {
     vec![
         dim(),
         float("lambda", -1.0, f64::INFINITY, -1.0, "tree penalty lambda >= 0 (lambda sum over tree edges of ||c_k - c_l||^2); -1 = 5 N, R DDRTree's default"),
@@ -1026,6 +974,7 @@ pub(crate) fn info_drtree() -> MethodInfo {
         name: "drtree",
         summary: "DRTree: DDRTree (Alg. 2) with K = N centres starting at the latent points: min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik], tree = MST of the centres.",
         reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.2-4.3, eq. 29-33, Alg. 2; R package DDRTree 0.1.5",
+        version: 1,
         params: common_params(),
         build: |p| build(p, Centres::All, "drtree"),
     }
@@ -1041,6 +990,7 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
         name: "ddrtree",
         summary: "DDRTree (Alg. 2, eq. 31) with K < N centres: reversed graph embedding on a tree of k-means-initialised centres, soft assignments, closed-form W, Z, C (Prop. 5).",
         reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.3, eq. 31-33, Alg. 2; R package DDRTree 0.1.5 (Monocle 2)",
+        version: 1,
         params,
         build: |p| {
             let k = p.usize("ncenter");
@@ -1073,7 +1023,7 @@ mod tests {
     fn spd_factor_solves() {
         let m = ndarray::array![[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
         let b = ndarray::array![[1.0, 0.0], [2.0, 1.0], [3.0, -1.0]];
-        let f = SpdFactor::new(m.clone()).unwrap();
+        let f = SpdFactor::new(m.clone(), "M").unwrap();
         let x = f.solve(b.view());
         let res = m.dot(&x) - b;
         assert!(res.iter().all(|v| v.abs() < 1e-13));

@@ -17,7 +17,7 @@
 //!    `P^T X` sparse when sigma is small, at an objective cost below 1e-17 relative.
 //! 2. `W` with `phi_kl = ||c_k - c_l||^2`:
 //!    - spanning tree: `min_{W in W_T} tr(Phi^T W)` (eq. 20), a minimum spanning tree by Prim's
-//!      algorithm ([`crate::graph::minimum_spanning_tree`]), `w_kl = 1` on tree edges;
+//!      algorithm ([`structdr_numerics::graphs::minimum_spanning_tree`]), `w_kl = 1` on tree edges;
 //!    - L1 graph: the LP (eq. 19 restricted to the side information of eq. 23)
 //!      `min_{W >= 0, W = W^T, diag W = 0, w_kl = 0 off E} sum_{k,l} w_kl phi_kl + lambda
 //!      sum_k ||z_k - sum_l w_lk z_l||_1` where E is the symmetrised `nn`-NN graph of the
@@ -39,7 +39,7 @@
 //! `K < N` runs seeded k-means (k-means++ and Lloyd, [`crate::kmeans`]) and starts from its centres
 //! (Algorithm 2). The P-step finds, for every sample, the centres within `40 sigma` of its nearest
 //! with exact distances through candidate lists and triangle-inequality drift bounds
-//! ([`crate::nearest::NearCentres`]): O(N K D) by GEMM on the first pass and for rows whose bound
+//! ([`structdr_numerics::neighbours::NearCentres`]): O(N K D) by GEMM on the first pass and for rows whose bound
 //! fails, O(N |candidates| D) otherwise (a few candidates per sample when sigma is small);
 //! `P^T X` is accumulated sparsely. Then O(K^2 D) (edge costs) + the MST O(K^2) or the LP +
 //! O(K D) (tree solve) or O(K^3) (L1 Cholesky). Memory O(block x K + K^2 + K D + N |candidates|),
@@ -49,12 +49,14 @@
 //! principal points, in the input space) with P recomputed at the final C; `graph` = W over the K
 //! centres; `history` = rho per iteration. [`Rpg::fit_graph`] returns the full [`PrincipalGraph`].
 
-use crate::graph::{exact_sq_dist, knn_for, minimum_spanning_tree, symmetrised_edges, RootedTree};
-use crate::kmeans::kmeans_pooled_seeding;
-use crate::nearest::{NearCentres, DEFAULT_MARGIN};
-use crate::params::ParamMapExt;
-use crate::registry::{choice, float, int, MethodInfo};
-use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use structdr_numerics::dist::exact_sq_dist;
+use structdr_numerics::graphs::{minimum_spanning_tree, RootedTree};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
+use structdr_numerics::clustering::kmeans_pooled_seeding;
+use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
+use crate::api::ParamMapExt;
+use crate::api::info::{choice, float, int, MethodInfo};
+use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::{sq_dists, Cholesky};
@@ -402,7 +404,7 @@ pub fn l1_candidate_edges(z: ArrayView2<f64>, nn: usize) -> Result<Vec<(usize, u
     if nn == 0 {
         return Ok((0..k).flat_map(|i| ((i + 1)..k).map(move |j| (i, j))).collect());
     }
-    let g = knn_for("rpg", z, nn)?;
+    let g = knn(z, nn).map_err(numerics("rpg"))?;
     Ok(symmetrised_edges(&g).into_iter().map(|(i, j, _)| (i, j)).collect())
 }
 
@@ -497,8 +499,8 @@ impl Rpg {
         } else {
             // Landmarks: k-means++ seeding on a pool of 20 K samples (Lloyd then runs on all N).
             let km = kmeans_pooled_seeding(x, k, seed, self.kmeans_iter, 20 * k).map_err(|e| match e {
-                MethodError::Input { reason, .. } => MethodError::Input { method: name, reason: format!("k-means initialisation: {reason}") },
-                other => other,
+                structdr_numerics::NumericsError::Input { reason, .. } => MethodError::Input { method: name, reason: format!("k-means initialisation: {reason}") },
+                other => numerics(name)(other),
             })?;
             notes.push(format!("K = {k} centres initialised by k-means (k-means++ seeding on min(N, 20 K) samples, seed {seed}, {} Lloyd iterations, converged {}, SSE {:.6e})", km.iterations, km.converged, km.sse));
             km.centres
@@ -657,6 +659,7 @@ pub(crate) fn info_tree() -> MethodInfo {
         name: "rpg-tree",
         summary: "Regularized principal tree (SimplePPT): centres C in the input space, soft assignment P (softmax, sigma), minimum spanning tree W on ||c_k - c_l||^2, C = (2/gamma L + Lambda)^-1 P^T X; embedding = P C.",
         reference: REF,
+        version: 1,
         params: common_params(NC_DOC, 0.01, 10.0, 1.0, "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)", "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)"),
         build: |p| Ok(Box::new(build(p, GraphKind::Tree, false))),
     }
@@ -667,6 +670,7 @@ pub(crate) fn info_l1() -> MethodInfo {
         name: "rpg-l1",
         summary: "Regularized principal L1 graph: as rpg-tree but W from the LP min tr(Phi^T W) + lambda ||Z (I - W)||_1, W >= 0 symmetric, on the nn-NN side information (004 eq. 19 / 23, clarabel); embedding = P C.",
         reference: REF,
+        version: 1,
         params: common_params(NC_DOC, 0.01, 10.0, 1.0, "weight lambda >= 0 of the L1 reconstruction term sum_k ||z_k - sum_l w_lk z_l||_1 (Z = the initial centres)", "side information: candidate edges are the symmetrised nn-NN graph of the initial centres (eq. 23); 0 = all pairs (eq. 19, K <= 400)"),
         build: |p| Ok(Box::new(build(p, GraphKind::L1, false))),
     }
@@ -686,6 +690,7 @@ pub(crate) fn info_landmark() -> MethodInfo {
         name: "rpg-landmark",
         summary: "Landmark regularized principal graph (004 Algorithm 2): K << N k-means landmarks, then the rpg-tree / rpg-l1 iterations over them at O(N K D + K^3) per iteration; embedding = P C.",
         reference: REF,
+        version: 1,
         params,
         build: |p| Ok(Box::new(build(p, if p.str("graph") == "l1" { GraphKind::L1 } else { GraphKind::Tree }, true))),
     }

@@ -51,11 +51,13 @@
 //! closest to entering; then by index), in rank order. `n_selected = 0` keeps the support
 //! `{r : theta_r > 0}`. This lets the k-means protocol of Table III run on the selected features.
 
-use crate::params::ParamMapExt;
-use crate::registry::{float, int, MethodInfo};
-use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::ParamMapExt;
+use crate::api::info::{float, int, MethodInfo};
+use crate::api::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use structdr_linalg::eigh;
+use structdr_numerics::graphs::laplacian::of_dense as laplacian;
+use structdr_numerics::optim::projections::{project_capped_simplex, project_simplex};
 
 const NAME: &str = "fsl";
 /// Armijo constant of the sufficient-decrease test.
@@ -86,84 +88,6 @@ impl Default for Fsl {
     fn default() -> Self {
         Fsl { lambda: 10.0, gamma: 100.0, b: 1.0, max_iter: 500, tol: 1e-6, n_selected: 0, self_loops: false }
     }
-}
-
-/// Euclidean projection of `v` onto the scaled simplex `{w : sum w = z, w >= 0}`, in place
-/// (Duchi, Shalev-Shwartz, Singer & Chandra 2008, Fig. 1): sort `u` descending,
-/// `rho = max{j : u_j - (sum_{i<=j} u_i - z)/j > 0}`, `tau = (sum_{i<=rho} u_i - z)/rho`,
-/// `w = max(v - tau, 0)`. O(n log n). `z > 0`.
-pub fn project_simplex(v: &mut [f64], z: f64) {
-    let n = v.len();
-    if n == 0 {
-        return;
-    }
-    let mut u: Vec<f64> = v.to_vec();
-    u.sort_unstable_by(|a, b| b.total_cmp(a));
-    let (mut cum, mut tau) = (0.0, 0.0);
-    for (j, &uj) in u.iter().enumerate() {
-        cum += uj;
-        let t = (cum - z) / (j + 1) as f64;
-        if uj - t > 0.0 {
-            tau = t;
-        }
-    }
-    for x in v.iter_mut() {
-        *x = (*x - tau).max(0.0);
-    }
-}
-
-/// Euclidean projection onto `Theta = {theta : sum theta = b, 0 <= theta_r <= 1}` (problem 35):
-/// by Prop. 5 / eq. (36) `theta_r(tau) = clip(mu_r - tau, 0, 1)` with `tau` the root of the
-/// non-increasing piecewise-linear `sum_r theta_r(tau) = b`, bracketed by
-/// `[min mu - 1, max mu]` and found by bisection; the final `tau` is solved exactly on the
-/// active set the bisection identified. Requires `0 <= b <= M`.
-pub fn project_capped_simplex(mu: ArrayView1<f64>, b: f64) -> Array1<f64> {
-    let m = mu.len();
-    assert!(m > 0 && b >= 0.0 && b <= m as f64, "project_capped_simplex: need 0 <= b <= M");
-    let sum_at = |tau: f64| mu.iter().map(|&x| (x - tau).clamp(0.0, 1.0)).sum::<f64>();
-    let mut lo = mu.iter().copied().fold(f64::INFINITY, f64::min) - 1.0; // sum = M >= b
-    let mut hi = mu.iter().copied().fold(f64::NEG_INFINITY, f64::max); // sum = 0 <= b
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if sum_at(mid) > b {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    // Exact tau on the active set at the bracket's midpoint: free r have mu_r - 1 < tau < mu_r.
-    let mid = 0.5 * (lo + hi);
-    let (mut free_sum, mut n_free, mut n_one) = (0.0, 0usize, 0usize);
-    for &x in mu.iter() {
-        if x - mid >= 1.0 {
-            n_one += 1;
-        } else if x - mid > 0.0 {
-            free_sum += x;
-            n_free += 1;
-        }
-    }
-    let tau = if n_free > 0 { (free_sum + n_one as f64 - b) / n_free as f64 } else { mid };
-    let tau = if tau >= lo && tau <= hi { tau } else { mid };
-    mu.mapv(|x| (x - tau).clamp(0.0, 1.0))
-}
-
-/// `L_W = D - (W + W^T)/2` with `D_ii = sum_j (w_ij + w_ji)/2` (001 Prop. 4). The diagonal of W
-/// cancels.
-pub fn laplacian(w: ArrayView2<f64>) -> Array2<f64> {
-    let n = w.nrows();
-    let mut l = Array2::zeros((n, n));
-    let rs = w.sum_axis(Axis(1));
-    let cs = w.sum_axis(Axis(0));
-    for i in 0..n {
-        for j in 0..n {
-            l[[i, j]] = -0.5 * (w[[i, j]] + w[[j, i]]);
-        }
-        l[[i, i]] = 0.5 * (rs[i] + cs[i]) - w[[i, i]];
-    }
-    l
 }
 
 /// `c_r = sum_ij w_ij (x_ir - x_jr)^2` for every feature r (the theta-gradient's linear part and
@@ -324,7 +248,7 @@ impl Fsl {
     pub fn solve(&self, x: ArrayView2<f64>) -> Result<FslSolution> {
         check_input(NAME, &x, 2)?;
         let (n, m) = x.dim();
-        crate::laplacian::check_dense_size(NAME, n)?;
+        crate::api::check_dense_size(NAME, n)?;
         self.validate(m)?;
         let mean = x.mean_axis(Axis(0)).expect("n > 0");
         let xc = &x - &mean.view().insert_axis(Axis(0));
@@ -519,6 +443,7 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "FSL feature selection: min over W (rows on the lambda-simplex) and theta (sum b, in [0,1]) of -1/2 sum_r log det(gamma I + 4 theta_r L_W) + sum_ij w_ij sum_r theta_r (x_ir - x_jr)^2; returns theta as feature weights and X on the top n_selected features as the embedding.",
         reference: "Wang & Li, Learning Low-Dimensional Latent Graph Structures: A Density Estimation Approach, TNNLS 2020, §IV, Alg. 2 (problem 34, Prop. 5)",
+        version: 1,
         params: vec![
             float("lambda", 1e-12, 1e12, d.lambda, "row sum of W: sum_j w_ij = lambda (paper: 10 on two moons and in Fig. 8; tuned in [0.1, 10] for Table III)"),
             float("gamma", 1e-12, 1e12, d.gamma, "prior precision; larger gamma gives a sparser theta (paper: 100 throughout)"),

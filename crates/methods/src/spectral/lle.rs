@@ -1,6 +1,6 @@
 //! Locally linear embedding (Roweis & Saul 2000), the "standard" variant.
 //!
-//! 1. Neighbourhoods `N_i`: the k nearest neighbours of `x_i` ([`crate::graph::knn`]); when the
+//! 1. Neighbourhoods `N_i`: the k nearest neighbours of `x_i` ([`structdr_numerics::neighbours::knn`]); when the
 //!    symmetrised K-NN graph is disconnected and `disconnected = "connect"`, each joining edge
 //!    `(a, b)` adds `b` to `N_a` and `a` to `N_b` (so those samples have k + 1 or more neighbours).
 //! 2. Weights: with `Z_i = X[N_i] - 1 x_i^T` (m x D) and the local Gram `G_i = Z_i Z_i^T`,
@@ -16,10 +16,11 @@
 //! Cost: O(N^2 D) for the K-NN search, O(N k^3 + N k^2 D) for the weights, and a dense O(N^3)
 //! eigenproblem with N^2 doubles of memory (M has only O(N k^2) non-zeros).
 
-use crate::graph::{disconnected_param, neighbourhood_graph, Disconnected};
-use crate::params::ParamMapExt;
-use crate::registry::{dim, float, int, MethodInfo};
-use crate::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::info::disconnected_param;
+use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
+use crate::api::ParamMapExt;
+use crate::api::info::{dim, float, int, MethodInfo};
+use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
 use ndarray::{s, Array1, Array2, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::{canonicalize_signs, eigh_bottom, Cholesky};
@@ -74,14 +75,14 @@ impl Embedder for Lle {
     fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
         check_input("lle", &x, 2)?;
         let n = x.nrows();
-        crate::laplacian::check_dense_size("lle", n)?;
+        crate::api::check_dense_size("lle", n)?;
         if self.dim + 1 > n {
             return Err(MethodError::Input { method: "lle", reason: format!("dim = {} needs at least dim + 1 = {} samples, got {n}", self.dim, self.dim + 1) });
         }
         if !(self.reg >= 0.0 && self.reg.is_finite()) {
             return Err(MethodError::Input { method: "lle", reason: format!("reg = {} must be finite and >= 0", self.reg) });
         }
-        let g = neighbourhood_graph("lle", x, self.k, self.disconnected)?;
+        let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics("lle"))?;
         let mut nbs: Vec<Vec<usize>> = g.knn.indices.rows().into_iter().map(|r| r.to_vec()).collect();
         for &(a, b, _) in &g.joins {
             if !nbs[a].contains(&b) {
@@ -121,6 +122,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "lle",
         summary: "Locally linear embedding: barycentric weights (G_i + reg tr(G_i) I) w = 1 on the k-NN, then eigenvectors 2..d+1 of M = (I - W)^T (I - W).",
         reference: "Roweis & Saul 2000; scikit-learn LocallyLinearEmbedding(method='standard'); drtoolbox lle (k = 12)",
+        version: 1,
         params: vec![
             dim(),
             int("k", 1, 12, "neighbours per sample (12 as in drtoolbox; scikit-learn defaults to 5)"),

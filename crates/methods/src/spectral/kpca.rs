@@ -16,13 +16,14 @@
 //! Cost: O(N^2 D) for the distances, O(N^3) for the eigenproblem (`dsyevr` tridiagonalisation)
 //! and N^2 doubles of memory (200 MB at N = 5000).
 
-use crate::params::ParamMapExt;
-use crate::registry::{dim, float, MethodInfo};
-use crate::{check_input, numerical, Embedder, Fitted, MethodError, Result};
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use crate::api::ParamMapExt;
+use crate::api::info::{dim, float, MethodInfo};
+use crate::api::{check_input, numerics, Embedder, Fitted, MethodError, Result};
+use ndarray::{ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use structdr_linalg::{eigh_top, sq_dists};
+use structdr_linalg::sq_dists;
+use structdr_numerics::spectral::kernel_pca;
 
 /// Above this many samples the median distance is estimated from [`MEDIAN_PAIRS`] sampled pairs.
 pub const MEDIAN_EXACT_MAX_N: usize = 3000;
@@ -78,31 +79,6 @@ pub fn median_pairwise_distance(sq: ArrayView2<f64>) -> f64 {
     }
 }
 
-/// Kernel PCA on a precomputed symmetric kernel matrix `K` (N x N, consumed and centred in place):
-/// `Kc = H K H`, top-`dim` eigenpairs `Kc = V Lambda V^T`, returns `(Y, lambda)` with
-/// `Y = V_d diag(sqrt(max(lambda_d, 0)))` (N x d) and `lambda_d` descending.
-///
-/// Shared by the kernel methods that embed through a kernel, e.g. KPCA of `(L + lambda I)^-1`.
-/// With the linear kernel `K = X X^T`, `Y` equals the PCA scores up to column signs.
-pub fn kernel_pca(mut kernel: Array2<f64>, dim: usize) -> Result<(Array2<f64>, Array1<f64>)> {
-    let n = kernel.nrows();
-    if kernel.ncols() != n {
-        return Err(MethodError::Input { method: "kpca", reason: format!("kernel is {} x {}, not square", n, kernel.ncols()) });
-    }
-    if dim == 0 || dim >= n {
-        return Err(MethodError::Input { method: "kpca", reason: format!("dim = {dim} must be in [1, N - 1] = [1, {}]", n.saturating_sub(1)) });
-    }
-    let row_means = kernel.mean_axis(Axis(1)).expect("n > 0");
-    let total = row_means.mean().expect("n > 0");
-    for ((i, j), v) in kernel.indexed_iter_mut() {
-        *v = *v - row_means[i] - row_means[j] + total;
-    }
-    let e = eigh_top(kernel.view(), dim).map_err(numerical("kpca"))?;
-    let scale = e.values.mapv(|l| l.max(0.0).sqrt());
-    let y = &e.vectors * &scale.view().insert_axis(Axis(0));
-    Ok((y, e.values))
-}
-
 impl Embedder for KernelPca {
     fn name(&self) -> &'static str {
         "kpca"
@@ -110,7 +86,7 @@ impl Embedder for KernelPca {
     fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
         check_input("kpca", &x, 2)?;
         let n = x.nrows();
-        crate::laplacian::check_dense_size("kpca", n)?;
+        crate::api::check_dense_size("kpca", n)?;
         if self.dim >= n {
             return Err(MethodError::Input { method: "kpca", reason: format!("dim = {} must be < N = {n}", self.dim) });
         }
@@ -127,7 +103,7 @@ impl Embedder for KernelPca {
         let sigma = self.bandwidth * m;
         let inv = 1.0 / (2.0 * sigma * sigma);
         k.mapv_inplace(|d2| (-d2 * inv).exp());
-        let (y, values) = kernel_pca(k, self.dim)?;
+        let (y, values) = kernel_pca(k, self.dim).map_err(numerics("kpca"))?;
         let mut f = Fitted::closed_form(y);
         f.notes.push(format!(
             "median pairwise distance m = {m:.6e}{}; sigma = bandwidth * m = {sigma:.6e}; top eigenvalues of the centred kernel: {:?}",
@@ -143,6 +119,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "kpca",
         summary: "Gaussian kernel PCA: K_ij = exp(-||x_i - x_j||^2 / (2 (b m)^2)) with m the median pairwise distance, Kc = H K H, Y = V_d diag(sqrt(lambda_d)).",
         reference: "Schölkopf, Smola & Müller 1998; drtoolbox KernelPCA ('gauss'); scikit-learn KernelPCA(kernel='rbf')",
+        version: 1,
         params: vec![
             dim(),
             float(
@@ -160,7 +137,9 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pca::Pca;
+    use crate::spectral::pca::Pca;
+    use ndarray::Array2;
+    use structdr_numerics::spectral::kernel_pca;
     use ndarray::array;
     use rand::Rng;
 

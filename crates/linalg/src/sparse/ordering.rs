@@ -1,0 +1,208 @@
+//! Fill-reducing orderings: reverse Cuthill-McKee, nested dissection by BFS level structures,
+//! approximate minimum degree (SuiteSparse AMD through the `amd` crate).
+
+use std::collections::VecDeque;
+
+pub(super) fn adjacency(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<usize>> {
+    let mut adj = vec![Vec::new(); n];
+    for &(i, j) in edges {
+        adj[i].push(j);
+        adj[j].push(i);
+    }
+    for a in &mut adj {
+        a.sort_unstable();
+        a.dedup();
+    }
+    adj
+}
+
+/// BFS from `root` over the vertices with `mask[v] == tag`; returns the vertices in BFS order and
+/// the level of each (levels stored in `level`).
+pub(super) fn bfs(adj: &[Vec<usize>], root: usize, mask: &[u32], tag: u32, level: &mut [usize]) -> Vec<usize> {
+    let mut order = vec![root];
+    level[root] = 0;
+    let mut seen_tag = std::collections::HashSet::new();
+    seen_tag.insert(root);
+    let mut head = 0;
+    while head < order.len() {
+        let v = order[head];
+        head += 1;
+        for &u in &adj[v] {
+            if mask[u] == tag && seen_tag.insert(u) {
+                level[u] = level[v] + 1;
+                order.push(u);
+            }
+        }
+    }
+    order
+}
+
+/// A pseudo-peripheral vertex of the component of `start` (George & Liu: repeat BFS from a vertex
+/// of the last level with the smallest degree while the eccentricity grows).
+pub(super) fn pseudo_peripheral(adj: &[Vec<usize>], start: usize, mask: &[u32], tag: u32, level: &mut [usize]) -> (usize, Vec<usize>) {
+    let mut root = start;
+    let mut order = bfs(adj, root, mask, tag, level);
+    let mut ecc = level[*order.last().expect("non-empty")];
+    loop {
+        let last = level[*order.last().expect("non-empty")];
+        let cand = order
+            .iter()
+            .copied()
+            .filter(|&v| level[v] == last)
+            .min_by_key(|&v| (adj[v].iter().filter(|&&u| mask[u] == tag).count(), v))
+            .expect("non-empty level");
+        let o2 = bfs(adj, cand, mask, tag, level);
+        let e2 = level[*o2.last().expect("non-empty")];
+        if e2 > ecc {
+            root = cand;
+            order = o2;
+            ecc = e2;
+        } else {
+            // restore the levels of the kept root
+            order = bfs(adj, root, mask, tag, level);
+            return (root, order);
+        }
+    }
+}
+
+/// Reverse Cuthill-McKee order of the vertices `verts` (all carrying `mask == tag`).
+pub(super) fn rcm_subset(adj: &[Vec<usize>], verts: &[usize], mask: &[u32], tag: u32, level: &mut [usize], out: &mut Vec<usize>) {
+    let mut placed = std::collections::HashSet::with_capacity(verts.len());
+    let deg = |v: usize| adj[v].iter().filter(|&&u| mask[u] == tag).count();
+    let mut sorted: Vec<usize> = verts.to_vec();
+    sorted.sort_unstable();
+    let start_len = out.len();
+    for &s in &sorted {
+        if placed.contains(&s) {
+            continue;
+        }
+        let (root, _) = pseudo_peripheral(adj, s, mask, tag, level);
+        let comp_start = out.len();
+        let mut q = VecDeque::new();
+        q.push_back(root);
+        placed.insert(root);
+        while let Some(v) = q.pop_front() {
+            out.push(v);
+            let mut nb: Vec<usize> = adj[v].iter().copied().filter(|&u| mask[u] == tag && !placed.contains(&u)).collect();
+            nb.sort_unstable_by_key(|&u| (deg(u), u));
+            for u in nb {
+                placed.insert(u);
+                q.push_back(u);
+            }
+        }
+        out[comp_start..].reverse();
+    }
+    debug_assert_eq!(out.len() - start_len, verts.len());
+}
+
+/// Reverse Cuthill-McKee permutation of the graph.
+pub fn rcm_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    let adj = adjacency(n, edges);
+    let mask = vec![0u32; n];
+    let mut level = vec![0usize; n];
+    let verts: Vec<usize> = (0..n).collect();
+    let mut out = Vec::with_capacity(n);
+    rcm_subset(&adj, &verts, &mask, 0, &mut level, &mut out);
+    out
+}
+
+/// Nested dissection by BFS level structures (see the module doc).
+pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    const LEAF: usize = 64;
+    let adj = adjacency(n, edges);
+    let mut mask = vec![0u32; n];
+    let mut level = vec![0usize; n];
+    let mut next_tag = 1u32;
+    let mut out = Vec::with_capacity(n);
+    // Explicit stack of tasks: Part(vertices, tag) to dissect, or Emit(vertices) to append.
+    enum Task {
+        Part(Vec<usize>),
+        Emit(Vec<usize>),
+    }
+    let mut stack = vec![Task::Part((0..n).collect())];
+    while let Some(task) = stack.pop() {
+        match task {
+            Task::Emit(v) => out.extend(v),
+            Task::Part(verts) => {
+                if verts.is_empty() {
+                    continue;
+                }
+                let tag = next_tag;
+                next_tag += 1;
+                for &v in &verts {
+                    mask[v] = tag;
+                }
+                if verts.len() <= LEAF {
+                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out);
+                    continue;
+                }
+                let start = *verts.iter().min().expect("non-empty");
+                let (_, order) = pseudo_peripheral(&adj, start, &mask, tag, &mut level);
+                if order.len() < verts.len() {
+                    // disconnected: the component of `start` and the rest are independent
+                    let inside: std::collections::HashSet<usize> = order.iter().copied().collect();
+                    let rest: Vec<usize> = verts.iter().copied().filter(|v| !inside.contains(v)).collect();
+                    stack.push(Task::Part(rest));
+                    stack.push(Task::Part(order));
+                    continue;
+                }
+                let nlev = level[*order.last().expect("non-empty")] + 1;
+                if nlev < 3 {
+                    // no useful separator (a near-clique): order it by RCM
+                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out);
+                    continue;
+                }
+                // the level at which half of the vertices are reached, kept off both ends
+                let mut counts = vec![0usize; nlev];
+                for &v in &order {
+                    counts[level[v]] += 1;
+                }
+                let mut acc = 0;
+                let mut sep = 1;
+                for (l, &c) in counts.iter().enumerate() {
+                    acc += c;
+                    if 2 * acc >= order.len() {
+                        sep = l;
+                        break;
+                    }
+                }
+                let sep = sep.clamp(1, nlev - 2);
+                let (mut a, mut b, mut s) = (Vec::new(), Vec::new(), Vec::new());
+                for &v in &order {
+                    match level[v].cmp(&sep) {
+                        std::cmp::Ordering::Less => a.push(v),
+                        std::cmp::Ordering::Greater => b.push(v),
+                        std::cmp::Ordering::Equal => s.push(v),
+                    }
+                }
+                s.sort_unstable();
+                // emitted in the order A, B, S (the stack is LIFO)
+                stack.push(Task::Emit(s));
+                stack.push(Task::Part(b));
+                stack.push(Task::Part(a));
+            }
+        }
+    }
+    debug_assert_eq!(out.len(), n);
+    out
+}
+
+/// Approximate minimum degree permutation of the graph (SuiteSparse AMD, Amestoy, Davis & Duff
+/// 1996/2004, through the `amd` crate with its default controls: dense rows (degree above
+/// `10 sqrt(n)`) ordered last, aggressive absorption on).
+pub fn amd_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let adj = adjacency(n, edges);
+    let mut ap = Vec::with_capacity(n + 1);
+    let mut ai = Vec::with_capacity(2 * edges.len());
+    ap.push(0usize);
+    for a in &adj {
+        ai.extend_from_slice(a);
+        ap.push(ai.len());
+    }
+    let (p, _, _) = amd::order(n, &ap, &ai, &amd::Control::default()).expect("AMD: the adjacency lists are sorted, duplicate-free and in range");
+    p
+}
+

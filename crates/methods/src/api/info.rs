@@ -1,0 +1,85 @@
+//! One registry entry: a method's name, version, parameter schema and constructor. The table of
+//! all entries is `crate::registry` (it lists the families, which list their entries).
+
+use super::params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue};
+use super::{Embedder, Result};
+
+/// A registered method.
+pub struct MethodInfo {
+    /// Name used in specs and on the command line.
+    pub name: &'static str,
+    /// One line: what the method computes.
+    pub summary: &'static str,
+    /// Where it comes from (paper / reference implementation).
+    pub reference: &'static str,
+    /// Version of the method's numerics, part of every record's key: bump it whenever a change can
+    /// alter a result (not for pure refactors), so `structdr run` recomputes exactly this method's
+    /// cells and the old records stay until `structdr prune` removes them.
+    pub version: u32,
+    /// Every parameter with type, default and meaning.
+    pub params: Vec<ParamSchema>,
+    /// Builds the method from a map resolved by [`MethodInfo::resolve`].
+    pub build: fn(&ParamMap) -> Result<Box<dyn Embedder>>,
+}
+
+impl MethodInfo {
+    /// Validates `given` against the schema and fills in defaults: the canonical parameter set.
+    pub fn resolve(&self, given: &ParamMap) -> std::result::Result<ParamMap, ParamError> {
+        let known = || self.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
+        for name in given.keys() {
+            if !self.params.iter().any(|p| p.name == name) {
+                return Err(ParamError::Unknown { method: self.name.into(), name: name.clone(), known: known() });
+            }
+        }
+        let mut out = ParamMap::new();
+        for p in &self.params {
+            let v = match given.get(p.name) {
+                Some(v) => p.check(self.name, v)?,
+                None => p.default.clone(),
+            };
+            out.insert(p.name.to_string(), v);
+        }
+        Ok(out)
+    }
+
+    /// Resolves and builds in one step.
+    pub fn instantiate(&self, given: &ParamMap) -> Result<(ParamMap, Box<dyn Embedder>)> {
+        let resolved = self.resolve(given)?;
+        let m = (self.build)(&resolved)?;
+        Ok((resolved, m))
+    }
+
+    /// The schema of one parameter.
+    pub fn param(&self, name: &str) -> Option<&ParamSchema> {
+        self.params.iter().find(|p| p.name == name)
+    }
+}
+
+/// Shorthand constructors for schemas: an integer `>= min`.
+pub fn int(name: &'static str, min: i64, default: i64, doc: &'static str) -> ParamSchema {
+    ParamSchema { name, kind: ParamKind::Int { min, max: i64::MAX }, default: ParamValue::Int(default), doc }
+}
+/// A float in `[min, max]`.
+pub fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamSchema {
+    ParamSchema { name, kind: ParamKind::Float { min, max }, default: ParamValue::Float(default), doc }
+}
+/// One of the listed strings.
+pub fn choice(name: &'static str, options: &'static [&'static str], default: &'static str, doc: &'static str) -> ParamSchema {
+    ParamSchema { name, kind: ParamKind::Choice(options), default: ParamValue::Str(default.into()), doc }
+}
+/// The target dimension, shared by every embedding method.
+pub fn dim() -> ParamSchema {
+    int("dim", 1, 2, "target dimension d (specs may write dim = \"energy\" to use the data set's 95% PCA-energy dimension)")
+}
+
+
+/// The `disconnected` parameter shared by LE and LLE
+/// ([`structdr_numerics::graphs::Disconnected`]).
+pub fn disconnected_param() -> ParamSchema {
+    choice(
+        "disconnected",
+        &["connect", "error"],
+        "connect",
+        "if the symmetrised k-NN graph is disconnected: \"connect\" joins the components along a minimum spanning tree of the components, each tree edge being the shortest point pair between two parts (no point is dropped, unlike drtoolbox which embeds only the largest component); \"error\" fails and reports the component sizes",
+    )
+}

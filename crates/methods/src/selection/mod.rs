@@ -1,0 +1,3 @@
+//! The feature-selection family: FSL (001 Alg. 2).
+
+pub mod fsl;

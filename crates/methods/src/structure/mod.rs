@@ -1,0 +1,7 @@
+//! The structure-learning family: SPL (000), MPME (002) and ESL (001), which learn a graph on the
+//! samples through a convex dual, and their shared pair dual ([`pair_dual`]).
+
+pub mod esl;
+pub mod mpme;
+pub mod pair_dual;
+pub mod spl;

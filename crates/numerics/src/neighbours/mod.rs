@@ -1,0 +1,8 @@
+//! Neighbour search: exact K-NN of samples among samples ([`knn`]) and the near centres of
+//! samples among moving centres ([`NearCentres`], k-means and principal-graph soft assignment).
+
+pub mod knn;
+mod near;
+
+pub use knn::{knn, symmetrised_edges, Knn};
+pub use near::*;
