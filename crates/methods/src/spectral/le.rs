@@ -24,9 +24,9 @@ use crate::api::info::disconnected_param;
 use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use crate::api::ParamMapExt;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
-use ndarray::{s, Array2, ArrayView2};
-use structdr_linalg::{canonicalize_signs, eigh_bottom};
+use crate::api::{check_input, numerics, Embedder, Fitted, Graph, MethodError, Result};
+use ndarray::{Array2, ArrayView2};
+use structdr_numerics::spectral::bottom_nontrivial;
 
 /// Largest N for which KPCA, LE and LLE build their dense N x N matrix (the matrix plus the
 /// eigensolver's copy take 2 x 8 N^2 bytes: 6.4 GB at this limit); larger inputs are rejected with
@@ -88,32 +88,12 @@ pub fn graph_eigenmap(n: usize, edges: &[(usize, usize, f64)], dim: usize) -> Re
     if dim + 1 > n {
         return Err(MethodError::Input { method: "le", reason: format!("dim = {dim} needs at least dim + 1 = {} samples, got {n}", dim + 1) });
     }
-    let mut a = Array2::<f64>::zeros((n, n));
-    let mut deg = vec![0.0f64; n];
-    for &(i, j, w) in edges {
-        a[[i, j]] += w;
-        a[[j, i]] += w;
-        deg[i] += w;
-        deg[j] += w;
-    }
-    if let Some(i) = deg.iter().position(|&d| !(d >= f64::MIN_POSITIVE && d.is_finite())) {
-        return Err(MethodError::Input {
-            method: "le",
-            reason: format!("sample {i} has degree {} in the weighted graph (heat weights underflow: raise t, or use t = 0 for the automatic width)", deg[i]),
-        });
-    }
-    let s: Vec<f64> = deg.iter().map(|d| 1.0 / d.sqrt()).collect();
-    // A := I - D^{-1/2} W D^{-1/2}
-    for ((i, j), v) in a.indexed_iter_mut() {
-        *v = if i == j { 1.0 - s[i] * *v * s[j] } else { -s[i] * *v * s[j] };
-    }
-    let e = eigh_bottom(a.view(), dim + 1).map_err(numerical("le"))?;
-    let mut y = e.vectors.slice(s![.., 1..]).to_owned();
-    for (mut row, &si) in y.rows_mut().into_iter().zip(s.iter()) {
-        row.mapv_inplace(|v| v * si);
-    }
-    canonicalize_signs(&mut y);
-    Ok((y, e.values.iter().skip(1).copied().collect()))
+    let (a, s) = structdr_numerics::graphs::laplacian::normalized_from_edges(n, edges).map_err(|i| MethodError::Input {
+        method: "le",
+        reason: format!("sample {i} has degree {} in the weighted graph (heat weights underflow: raise t, or use t = 0 for the automatic width)", structdr_numerics::graphs::laplacian::degrees(n, edges)[i]),
+    })?;
+    let (y, values) = bottom_nontrivial(a.view(), dim, Some(&s)).map_err(numerics("le"))?;
+    Ok((y, values.into_iter().skip(1).collect()))
 }
 
 impl Embedder for LaplacianEigenmaps {

@@ -21,9 +21,10 @@ use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use crate::api::ParamMapExt;
 use crate::api::info::{dim, float, int, MethodInfo};
 use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
-use ndarray::{s, Array1, Array2, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView2};
 use rayon::prelude::*;
-use structdr_linalg::{canonicalize_signs, eigh_bottom, Cholesky};
+use structdr_linalg::Cholesky;
+use structdr_numerics::spectral::bottom_nontrivial;
 
 /// Standard LLE to `dim` dimensions with `k` neighbours.
 #[derive(Debug, Clone)]
@@ -104,14 +105,12 @@ impl Embedder for Lle {
                 }
             }
         }
-        let e = eigh_bottom(m.view(), self.dim + 1).map_err(numerical("lle"))?;
-        let mut y = e.vectors.slice(s![.., 1..]).to_owned();
-        canonicalize_signs(&mut y);
+        let (y, values) = bottom_nontrivial(m.view(), self.dim, None).map_err(numerics("lle"))?;
         let mut f = Fitted::closed_form(y);
         if let Some(note) = g.note() {
             f.notes.push(note);
         }
-        f.notes.push(format!("eigenvalues of M, lambda_1..lambda_{}: {:?}", self.dim + 1, e.values.to_vec()));
+        f.notes.push(format!("eigenvalues of M, lambda_1..lambda_{}: {:?}", self.dim + 1, values));
         f.graph = Some(Graph { n_vertices: n, edges: g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect() });
         Ok(f)
     }

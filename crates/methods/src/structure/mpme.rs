@@ -30,8 +30,8 @@ use structdr_numerics::optim::Solver;
 use crate::api::ParamMapExt;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
 use crate::api::{numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
-use ndarray::{s, Array2, ArrayView2, Axis};
-use structdr_linalg::{canonicalize_signs, eigh_bottom, sq_dists, LinalgError};
+use ndarray::{Array2, ArrayView2, Axis};
+use structdr_linalg::{sq_dists, LinalgError};
 
 /// How MPME turns the learned `W` into coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,24 +136,14 @@ impl MpmeObjective {
 /// `F^T D_lambda F = I`, signs canonicalised. `qi` is not used; `w` are the pair weights.
 pub fn geig_embedding(n: usize, w: &[f64], lambda: f64, dim: usize) -> Result<Array2<f64>> {
     let mut a = Array2::<f64>::zeros((n, n));
-    let mut deg = vec![lambda; n];
     for_each_pair(n, |i, j, k| {
         a[[i, j]] = w[k];
         a[[j, i]] = w[k];
-        deg[i] += w[k];
-        deg[j] += w[k];
     });
-    let s: Vec<f64> = deg.iter().map(|d| 1.0 / d.sqrt()).collect();
-    // D^{-1/2} (D_lambda - W) D^{-1/2} = I - D^{-1/2} W D^{-1/2}
-    for ((i, j), v) in a.indexed_iter_mut() {
-        *v = if i == j { 1.0 - s[i] * *v * s[j] } else { -s[i] * *v * s[j] };
-    }
-    let e = eigh_bottom(a.view(), dim + 1).map_err(numerical("mpme"))?;
-    let mut y = e.vectors.slice(s![.., 1..]).to_owned();
-    for (mut row, &si) in y.rows_mut().into_iter().zip(s.iter()) {
-        row.mapv_inplace(|v| v * si);
-    }
-    canonicalize_signs(&mut y);
+    // D^{-1/2} (D_lambda - W) D^{-1/2} = I - D^{-1/2} W D^{-1/2}, D_lambda = diag(lambda + W 1)
+    let (a, s) = structdr_numerics::graphs::laplacian::normalized(a, lambda)
+        .map_err(|i| MethodError::Input { method: "mpme", reason: format!("sample {i} has a degree lambda + sum_j w_ij that is not positive and finite") })?;
+    let (y, _) = structdr_numerics::spectral::bottom_nontrivial(a.view(), dim, Some(&s)).map_err(numerics("mpme"))?;
     Ok(y)
 }
 

@@ -41,27 +41,28 @@ pub fn from_edges(n: usize, edges: &[(usize, usize, f64)]) -> Array2<f64> {
     l
 }
 
-/// The normalised Laplacian `I - D^{-1/2} W D^{-1/2}` and `s = D^{-1/2}` (for mapping generalised
-/// eigenvectors back: `L v = lambda D v` has `v = D^{-1/2} u`). Err(i): vertex i has a degree that
-/// is not positive and finite.
-pub fn normalized_from_edges(n: usize, edges: &[(usize, usize, f64)]) -> Result<(Array2<f64>, Vec<f64>), usize> {
-    let mut a = Array2::<f64>::zeros((n, n));
-    let mut deg = vec![0.0f64; n];
-    // One pass, in edge order (the order of the sums is part of the bits LE's records hold).
-    for &(i, j, w) in edges {
-        a[[i, j]] += w;
-        a[[j, i]] += w;
-        deg[i] += w;
-        deg[j] += w;
-    }
+/// The normalised Laplacian `I - D^{-1/2} W D^{-1/2}` of the symmetric weights `w` (consumed,
+/// zero diagonal), with the degrees shifted, `D = diag(shift + W 1)` (`shift = lambda` gives
+/// MPME's `D_lambda` of 002 eq. 16, `shift = 0` the plain normalised Laplacian), and
+/// `s = D^{-1/2}` for mapping generalised eigenvectors back (`L v = mu D v` has `v = D^{-1/2} u`).
+///
+/// Degrees are summed along each row in ascending column order, starting at `shift`.
+/// Err(i): vertex i has a degree that is not positive and finite.
+pub fn normalized(mut w: Array2<f64>, shift: f64) -> Result<(Array2<f64>, Vec<f64>), usize> {
+    let deg: Vec<f64> = w.rows().into_iter().map(|r| r.iter().fold(shift, |acc, &v| acc + v)).collect();
     if let Some(i) = deg.iter().position(|&d| !(d >= f64::MIN_POSITIVE && d.is_finite())) {
         return Err(i);
     }
     let s: Vec<f64> = deg.iter().map(|d| 1.0 / d.sqrt()).collect();
-    for ((i, j), v) in a.indexed_iter_mut() {
+    for ((i, j), v) in w.indexed_iter_mut() {
         *v = if i == j { 1.0 - s[i] * *v * s[j] } else { -s[i] * *v * s[j] };
     }
-    Ok((a, s))
+    Ok((w, s))
+}
+
+/// [`normalized`] of the undirected graph with `edges` (each listed once), no degree shift.
+pub fn normalized_from_edges(n: usize, edges: &[(usize, usize, f64)]) -> Result<(Array2<f64>, Vec<f64>), usize> {
+    normalized(adjacency(n, edges), 0.0)
 }
 
 /// `L_W = D - (W + W^T)/2` with `D_ii = sum_j (w_ij + w_ji)/2` (001 Prop. 4). The diagonal of W
