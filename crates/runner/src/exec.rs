@@ -103,7 +103,7 @@ pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
     for (di, p) in data.iter().enumerate() {
         for (mi, m) in plan.methods.iter().enumerate() {
             for (gi, params) in m.cells.iter().enumerate() {
-                let key = cell_key(plan, p, &m.name, params);
+                let key = cell_key(plan, p, &m.name, m.version, params);
                 let hash = key.hash();
                 out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash });
             }
@@ -112,8 +112,9 @@ pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
     out
 }
 
-/// The content key of `method` with `params` (dim possibly "energy") on a prepared data set.
-pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, params: &ParamMap) -> CellKey {
+/// The content key of `method` at `version` with `params` (dim possibly "energy") on a prepared
+/// data set.
+pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, params: &ParamMap) -> CellKey {
     let mut params = params.clone();
     let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
         params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
@@ -135,13 +136,15 @@ pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, params: &ParamMap) -> C
         kmeans_restarts: restarts,
         seed: plan.spec.seed,
         schema: SCHEMA,
+        method_version: version,
     }
 }
 
-/// The seed a cell's method and k-means use: derived from the cell key, so adding a cell never
-/// changes another cell's result.
+/// The seed a cell's method and k-means use: derived from the cell key (without the method
+/// version, [`CellKey::seed_hash`]), so adding a cell never changes another cell's result and a
+/// version bump changes no seed.
 pub fn cell_seed(key: &CellKey) -> u64 {
-    let h = key.hash();
+    let h = key.seed_hash();
     u64::from_str_radix(&h[..16], 16).expect("hex")
 }
 
@@ -232,13 +235,24 @@ fn run_cell(plan: &Plan, cell: &Cell, data: &Prepared, threads: &str) -> Record 
 }
 
 /// Runs every missing cell; returns all records (cached and new) in cell order.
-pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> (Vec<(Cell, Option<Record>)>, RunSummary) {
+///
+/// Errors when a record cannot be written or an unversioned one cannot be adopted (every cell
+/// still runs; the error names each path that failed), so a run never reports cells it did not
+/// keep.
+pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> anyhow::Result<(Vec<(Cell, Option<Record>)>, RunSummary)> {
     let all = cells(plan, data);
     let mut summary = RunSummary { total: all.len(), ..Default::default() };
     let mut results: Vec<(Cell, Option<Record>)> = Vec::with_capacity(all.len());
     let mut todo = Vec::new();
     for (i, c) in all.into_iter().enumerate() {
-        let cached = if opts.force { None } else { store.get(&c.hash) };
+        let cached = if opts.force {
+            None
+        } else {
+            match store.get(&c.hash) {
+                Some(r) => Some(r),
+                None => store.adopt_unversioned(&c.key).map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?,
+            }
+        };
         let cached = cached.filter(|r| !(opts.retry_failed && r.status == Status::Failed));
         if cached.is_some() {
             summary.cached += 1;
@@ -268,6 +282,7 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
     // The count is taken and the line printed under one lock: with an atomic counter two cells
     // finishing together could print `[2/2]` before `[1/2]`.
     let finished = Mutex::new(0usize);
+    let write_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let started = Instant::now();
     bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "));
     // The OpenBLAS kernel set is part of the provenance: timings and the last bits of a result
@@ -283,7 +298,7 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
             let cell = &results[i].0;
             let rec = run_cell(plan, cell, &data_arc[cell.dataset], &threads);
             if let Err(e) = store.put(&rec) {
-                eprintln!("warning: cannot write record {}: {e}", rec.hash);
+                write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}: {e}", store.dir().join(format!("{}.json", rec.hash)).display()));
             }
             let what = format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label);
             bar.set_message(format!("{what} {}", if rec.status == Status::Ok { "" } else { "(failed)" }));
@@ -307,6 +322,10 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
         results[i].1 = Some(rec);
     }
     summary.failed = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Failed)).count();
-    (results, summary)
+    let write_errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    if !write_errors.is_empty() {
+        anyhow::bail!("{} of {} computed records could not be written:\n  {}", write_errors.len(), summary.computed, write_errors.join("\n  "));
+    }
+    Ok((results, summary))
 }
 

@@ -45,7 +45,7 @@ pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<Ru
         eprintln!("spec {} ({}): {} data sets x {} methods", plan.spec.id, plan.path.display(), plan.spec.datasets.len(), plan.methods.len());
     }
     let prepared = exec::prepare(plan, opts.quiet)?;
-    let (results, summary) = exec::run(plan, &prepared, &store, opts);
+    let (results, summary) = exec::run(plan, &prepared, &store, opts)?;
     let metric = plan.select_metric();
     let best = report::select(plan, prepared.len(), &results, &metric);
     let tables = if plan.methods.is_empty() { None } else { Some(report::write_tables(plan, &prepared, &best, &summary, &plan.table_stem(&opts.results_root))?) };
@@ -232,7 +232,7 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
     let t0 = std::time::Instant::now();
     let mut todo: Vec<(String, usize, store::CellKey)> = Vec::new();
     for p in plan.figures.iter().flatten() {
-        let key = exec::cell_key(plan, &prepared[p.dataset], &p.method, &p.params);
+        let key = exec::cell_key(plan, &prepared[p.dataset], &p.method, method_version(&p.method)?, &p.params);
         let hash = key.hash();
         if !todo.iter().any(|t| t.0 == hash) {
             todo.push((hash, p.dataset, key));
@@ -261,7 +261,7 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
         let mut extra: Vec<String> = Vec::new();
         for p in panels {
             let fail = |e: String| anyhow::anyhow!("figure '{}', panel '{}': {e}", def.name, p.title);
-            let hash = exec::cell_key(plan, &prepared[p.dataset], &p.method, &p.params).hash();
+            let hash = exec::cell_key(plan, &prepared[p.dataset], &p.method, method_version(&p.method)?, &p.params).hash();
             let (f, seconds) = fits[&hash].as_ref().map_err(|e| fail(e.clone()))?;
             let data = &prepared[p.dataset].data;
             let n_comp = f.components.as_ref().map(|c| c.iter().max().map_or(0, |m| m + 1)).or_else(|| f.graph.as_ref().map(graph_components));
@@ -393,6 +393,11 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
     atomic_write(&path, md.as_bytes())?;
     written.push(path);
     Ok(written)
+}
+
+/// The current version of a registered method.
+fn method_version(name: &str) -> anyhow::Result<u32> {
+    Ok(structdr_methods::lookup(name).map_err(|e| anyhow::anyhow!("{e}"))?.version)
 }
 
 /// File-name-safe version of a label.

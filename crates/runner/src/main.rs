@@ -36,6 +36,18 @@ enum Command {
     /// List, fetch, verify and export data sets.
     #[command(subcommand)]
     Datasets(DatasetsCommand),
+    /// Remove the records of a spec's store made by another version of their method (or by a
+    /// method that is no longer registered). Records of the current versions are kept.
+    Prune {
+        /// The spec whose store (`<results>/<id>/records`) is pruned.
+        spec: PathBuf,
+        /// Results root (default `results`).
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// Only count what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// List the registered methods and their parameters (from the method registry).
     Methods {
         /// Print Markdown (the source of docs/methods.md).
@@ -234,6 +246,21 @@ fn dispatch(cmd: Command) -> Result<()> {
             let plan = spec::load(&spec)?;
             let cells: usize = plan.methods.iter().map(|m| m.cells.len()).sum::<usize>() * plan.spec.datasets.len();
             println!("{}: ok ({} data sets, {} methods, {} cells)", spec.display(), plan.spec.datasets.len(), plan.methods.len(), cells);
+            Ok(())
+        }
+        Command::Prune { spec, results, dry_run } => {
+            let plan = spec::load(&spec)?;
+            let dir = plan.output_dir(&results);
+            let store = structdr::store::Store::open_in(&dir).with_context(|| format!("cannot open the record store in {}", dir.display()))?;
+            let counts = store.prune(|m| structdr_methods::lookup(m).ok().map(|i| i.version), dry_run).with_context(|| format!("pruning {}", store.dir().display()))?;
+            let (mut kept, mut removed) = (0, 0);
+            for (method, (k, r)) in &counts {
+                let current = structdr_methods::lookup(method).map(|i| format!("version {}", i.version)).unwrap_or_else(|_| "not registered".into());
+                println!("{method} ({current}): {k} kept, {r} {}", if dry_run { "to remove" } else { "removed" });
+                kept += k;
+                removed += r;
+            }
+            println!("{}: {kept} records kept, {removed} {}", store.dir().display(), if dry_run { "would be removed (dry run)" } else { "removed" });
             Ok(())
         }
         Command::Embed(a) => embed(a),

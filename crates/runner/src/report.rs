@@ -82,6 +82,26 @@ pub fn mean_abs_diff(plan: &Plan, data: &[Prepared], best: &[Best], mi: usize, m
     (!diffs.is_empty()).then(|| (diffs.iter().sum::<f64>() / diffs.len() as f64, diffs.len()))
 }
 
+/// `label vN` for every method of the plan, with the versions found among its selected records
+/// (normally exactly the plan's version: cells are keyed by it).
+pub fn method_versions(plan: &Plan, best: &[Best]) -> String {
+    plan.methods
+        .iter()
+        .enumerate()
+        .map(|(mi, m)| {
+            let mut seen: Vec<u32> = best.iter().filter(|b| b.method == mi).filter_map(|b| b.record.as_ref().map(|r| r.key.method_version)).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            match seen.as_slice() {
+                [] => format!("{} v{} (no cell yet)", m.label, m.version),
+                [v] => format!("{} v{v}", m.label),
+                vs => format!("{} v{}", m.label, vs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("/")),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Writes `<stem>.md`, `<stem>.csv`, `<stem>.tex`.
 pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &RunSummary, stem: &Path) -> std::io::Result<TableFiles> {
     if let Some(dir) = stem.parent() {
@@ -167,6 +187,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         writeln!(md, "\n## Data notes\n\n\\* marks a stand-in for the paper's data set.\n\n{}", notes.join("\n")).ok();
     }
     writeln!(md, "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed. Code version {}.", summary.total, summary.computed, summary.cached, summary.failed, crate::store::code_version()).ok();
+    writeln!(md, "\nMethod versions of the cells shown (part of every record's key; a method whose numerics change gets a new version and new cells): {}.", method_versions(plan, best)).ok();
 
     // ---------- CSV (long format) ----------
     let mut csv = String::from("method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status\n");

@@ -332,6 +332,8 @@ pub struct MethodPlan {
     pub paper_row: Option<String>,
     /// Resolved parameter sets (defaults filled). `dim` may be the string "energy".
     pub cells: Vec<ParamMap>,
+    /// Version of the method's numerics (from the registry); part of every cell's key.
+    pub version: u32,
 }
 
 /// A validated spec.
@@ -508,7 +510,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         if !labels.insert(label.clone()) {
             return Err(err(Some(m.name.span()), format!("method label '{label}' appears twice; give one a distinct `label`")));
         }
-        methods.push(MethodPlan { name: name.clone(), label, paper_row: m.paper_row.clone(), cells: resolved });
+        methods.push(MethodPlan { name: name.clone(), label, paper_row: m.paper_row.clone(), cells: resolved, version: info.version });
     }
     if let Some(r) = &spec.reference {
         for (row, vals) in &r.rows {

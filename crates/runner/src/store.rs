@@ -3,9 +3,19 @@
 //! no finished cell.
 //!
 //! The key is `sha256(canonical JSON of CellKey)`. `CellKey` holds everything that determines the
-//! result — data set identity and preprocessing, method, fully resolved parameters (defaults
-//! filled, sorted by name), the energy rule, protocols and seed — and nothing that does not (the
-//! order of entries in the spec, output paths, labels, the code version).
+//! result — data set identity and preprocessing (the data checksum), method and the **version of
+//! its numerics**, fully resolved parameters (defaults filled, sorted by name), the energy rule,
+//! protocols and seed — and nothing that does not (the order of entries in the spec, output paths,
+//! labels, the commit). A method whose numerics change bumps its version
+//! (`structdr_methods::MethodInfo::version`), so its cells get new keys and are recomputed while
+//! every other method's records are reused; old records stay until `structdr prune` removes them.
+//!
+//! The cell's random seed derives from the key *without* the version ([`CellKey::seed_hash`]), so a
+//! version bump changes the numerics under test and nothing else.
+//!
+//! Records written before keys carried versions (no `method_version` field) were made by version 1
+//! of every method ([`UNVERSIONED_IS`]); `run` adopts them under their versioned key the first time
+//! it meets them and removes the old file ([`Store::adopt_unversioned`]).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -30,6 +40,28 @@ pub struct CellKey {
     pub seed: u64,
     /// Bumped when the record format or the meaning of a metric changes.
     pub schema: u32,
+    /// Version of the method's numerics (`MethodInfo::version`) the record was made by; 0 in
+    /// records written before keys carried versions.
+    #[serde(default)]
+    pub method_version: u32,
+}
+
+/// The version that records written before keys carried versions were made by: every method's
+/// numerics at the commit that introduced versions were version 1.
+pub const UNVERSIONED_IS: u32 = 1;
+
+/// The key as it was hashed before versions: the same fields in the same order, no version.
+#[derive(Serialize)]
+struct UnversionedKey<'a> {
+    dataset: &'a str,
+    data_checksum: &'a str,
+    method: &'a str,
+    params: &'a ParamMap,
+    dim_source: &'a str,
+    protocols: &'a [String],
+    kmeans_restarts: usize,
+    seed: u64,
+    schema: u32,
 }
 
 /// Current record schema version.
@@ -39,6 +71,25 @@ impl CellKey {
     /// Hex SHA-256 of the canonical JSON form (BTreeMaps keep keys sorted).
     pub fn hash(&self) -> String {
         let canonical = serde_json::to_string(self).expect("CellKey serialises");
+        structdr_datasets::sha256_hex(canonical.as_bytes())
+    }
+
+    /// Hex SHA-256 of the key without the method version: the file name records had before keys
+    /// carried versions, and the identity the cell's seed derives from (so a version bump changes
+    /// no seed).
+    pub fn seed_hash(&self) -> String {
+        let k = UnversionedKey {
+            dataset: &self.dataset,
+            data_checksum: &self.data_checksum,
+            method: &self.method,
+            params: &self.params,
+            dim_source: &self.dim_source,
+            protocols: &self.protocols,
+            kmeans_restarts: self.kmeans_restarts,
+            seed: self.seed,
+            schema: self.schema,
+        };
+        let canonical = serde_json::to_string(&k).expect("CellKey serialises");
         structdr_datasets::sha256_hex(canonical.as_bytes())
     }
 }
@@ -153,6 +204,58 @@ impl Store {
         std::fs::rename(&tmp, &final_path)
     }
 
+    /// A record written before keys carried versions for the cell `key` (version
+    /// [`UNVERSIONED_IS`]), adopted: rewritten under `key`'s versioned hash, the old file removed.
+    /// `None` when `key` is of another version or no such record exists.
+    pub fn adopt_unversioned(&self, key: &CellKey) -> std::io::Result<Option<Record>> {
+        if key.method_version != UNVERSIONED_IS {
+            return Ok(None);
+        }
+        let old = key.seed_hash();
+        let Some(mut rec) = self.get(&old) else { return Ok(None) };
+        if rec.key.method_version != 0 || (CellKey { method_version: key.method_version, ..rec.key.clone() }) != *key {
+            return Ok(None);
+        }
+        rec.key.method_version = key.method_version;
+        rec.hash = key.hash();
+        self.put(&rec)?;
+        std::fs::remove_file(self.path(&old))?;
+        Ok(Some(rec))
+    }
+
+    /// Removes every record whose method version differs from `current(method)` (or whose method
+    /// `current` does not know); with `dry_run` only counts. Returns `(kept, removed)` record
+    /// counts per method, in method-name order. Unreadable files are left alone and counted as kept.
+    pub fn prune(&self, current: impl Fn(&str) -> Option<u32>, dry_run: bool) -> std::io::Result<BTreeMap<String, (usize, usize)>> {
+        let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            let path = entry?.path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let rec: Option<Record> = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let Some(rec) = rec else {
+                counts.entry("(unreadable)".into()).or_default().0 += 1;
+                continue;
+            };
+            let c = counts.entry(rec.key.method.clone()).or_default();
+            if current(&rec.key.method) == Some(rec.key.method_version) {
+                c.0 += 1;
+            } else {
+                c.1 += 1;
+                if !dry_run {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Directory of the store.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Number of stored records.
     pub fn len(&self) -> usize {
         std::fs::read_dir(&self.dir).map(|r| r.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
@@ -173,7 +276,7 @@ mod tests {
         let mut params = ParamMap::new();
         params.insert("k".into(), ParamValue::Int(10));
         params.insert("dim".into(), ParamValue::Int(2));
-        CellKey { dataset: "iris".into(), data_checksum: "abc".into(), method: "le".into(), params, dim_source: "fixed".into(), protocols: vec!["loocv".into()], kmeans_restarts: 20, seed: 1, schema: SCHEMA }
+        CellKey { dataset: "iris".into(), data_checksum: "abc".into(), method: "le".into(), params, dim_source: "fixed".into(), protocols: vec!["loocv".into()], kmeans_restarts: 20, seed: 1, schema: SCHEMA, method_version: 1 }
     }
 
     /// A finished record of `key()` with seed `seed` (so distinct seeds give distinct hashes).
@@ -215,6 +318,50 @@ mod tests {
         let mut d = key();
         d.params.insert("k".into(), ParamValue::Int(11));
         assert_ne!(a.hash(), d.hash());
+    }
+
+    /// The version is part of the hash but not of the seed identity; the seed identity is the hash
+    /// keys had before versions (so committed records keep their seeds).
+    #[test]
+    fn version_changes_the_hash_but_not_the_seed_identity() {
+        let a = key();
+        let b = CellKey { method_version: 2, ..key() };
+        assert_ne!(a.hash(), b.hash());
+        assert_eq!(a.seed_hash(), b.seed_hash());
+        // The unversioned form serialises exactly as keys did before the field existed.
+        let mut v = serde_json::to_value(&a).unwrap();
+        v.as_object_mut().unwrap().remove("method_version");
+        let old: CellKey = serde_json::from_value(v).unwrap();
+        assert_eq!(old.method_version, 0);
+        assert_eq!(structdr_datasets::sha256_hex(serde_json::to_string(&old).unwrap().replace(",\"method_version\":0", "").as_bytes()), a.seed_hash());
+    }
+
+    /// An unversioned record is adopted as version 1 (moved to its versioned hash) and not for
+    /// version 2; prune removes records of other versions only.
+    #[test]
+    fn unversioned_records_are_adopted_as_version_1_and_prune_removes_other_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut legacy = record(1);
+        legacy.key.method_version = 0;
+        legacy.hash = legacy.key.seed_hash();
+        store.put(&legacy).unwrap();
+        let v2 = CellKey { method_version: 2, ..record(1).key };
+        assert!(store.adopt_unversioned(&v2).unwrap().is_none());
+        let v1 = record(1).key;
+        let adopted = store.adopt_unversioned(&v1).unwrap().unwrap();
+        assert_eq!(adopted.hash, v1.hash());
+        assert!(store.get(&v1.hash()).is_some() && store.get(&v1.seed_hash()).is_none());
+        let mut other = record(2);
+        other.key.method_version = 7;
+        other.hash = other.key.hash();
+        store.put(&other).unwrap();
+        let dry = store.prune(|m| (m == "le").then_some(1), true).unwrap();
+        assert_eq!(dry["le"], (1, 1));
+        assert_eq!(store.len(), 2);
+        store.prune(|m| (m == "le").then_some(1), false).unwrap();
+        assert_eq!(store.len(), 1);
+        assert!(store.get(&v1.hash()).is_some());
     }
 
     #[test]

@@ -72,6 +72,37 @@ fn interrupted_run_recomputes_only_missing_cells() {
 
 /// `--dataset` / `--method` compute only the named cells (label or name); the others are
 /// counted as skipped and computed by a later unfiltered run.
+/// Records are keyed by the method's version: bumping one method's version recomputes exactly its
+/// cells (the others are reused), an unchanged re-run computes nothing, the table names the
+/// versions, and `prune` removes exactly the old version's records.
+#[test]
+fn a_version_bump_recomputes_exactly_that_methods_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = plan_in(dir.path(), SPEC);
+    let first = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((first.summary.total, first.summary.computed), (8, 8));
+    let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((again.summary.computed, again.summary.cached), (0, 8));
+    let le = plan.methods.iter().position(|m| m.name == "le").unwrap();
+    plan.methods[le].version += 1;
+    let bumped = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    // 2 data sets x 3 LE cells recomputed, 2 PCA cells reused
+    assert_eq!((bumped.summary.computed, bumped.summary.cached), (6, 2));
+    // Same seeds: LE's numerics did not change, so its bumped records hold the same numbers.
+    for (a, b) in first.best.iter().zip(&bumped.best) {
+        assert_eq!(a.record.as_ref().unwrap().metrics, b.record.as_ref().unwrap().metrics);
+    }
+    let table = std::fs::read_to_string(dir.path().join("out").join("table.md")).unwrap();
+    assert!(table.contains(&format!("le v{}", plan.methods[le].version)) && table.contains("pca v1"), "{table}");
+    let store = structdr::store::Store::open_in(&dir.path().join("out")).unwrap();
+    assert_eq!(store.len(), 14);
+    let (name, version) = (plan.methods[le].name.clone(), plan.methods[le].version);
+    let counts = store.prune(|m| if m == name { Some(version) } else { structdr_methods::lookup(m).ok().map(|i| i.version) }, false).unwrap();
+    assert_eq!(counts["le"], (6, 6));
+    assert_eq!(counts["pca"], (2, 0));
+    assert_eq!(store.len(), 8);
+}
+
 #[test]
 fn filters_compute_only_the_named_data_sets_and_methods() {
     let dir = tempfile::tempdir().unwrap();
