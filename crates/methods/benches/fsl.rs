@@ -47,7 +47,7 @@ fn bench(c: &mut Criterion) {
             black_box((gw, gt))
         })
     });
-    let fsl = Fsl { lambda: 10.0, gamma, b: 10.0, max_iter: 1, tol: 0.0, n_selected: 0, self_loops: false };
+    let fsl = Fsl { lambda: 10.0, gamma, b: 10.0, max_iter: 1, tol: 0.0, self_loops: false };
     c.bench_function("fsl_solve_1_iteration_n165_m1024", |b| b.iter(|| black_box(fsl.solve(x.view()).unwrap())));
     let l = laplacian(w.view());
     let mut g = c.benchmark_group("naive");

@@ -35,7 +35,7 @@ fn main() {
     println!("feature scaling: {scaling}");
     let (n, m) = ds.x.dim();
     println!("data: {source}, {n} x {m} (2 true features + {} noise, noise seed {seed})", m - 2);
-    let fsl = Fsl { lambda, gamma: 100.0, b, max_iter, tol: 1e-9, n_selected: 2, self_loops: std::env::var("FSL_SELF_LOOPS").is_ok() };
+    let fsl = Fsl { lambda, gamma: 100.0, b, max_iter, tol: 1e-9, self_loops: std::env::var("FSL_SELF_LOOPS").is_ok() };
     let t0 = std::time::Instant::now();
     let sol = fsl.solve(ds.x.view()).expect("fsl");
     let dt = t0.elapsed().as_secs_f64();

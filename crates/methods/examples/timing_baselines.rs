@@ -22,6 +22,6 @@ fn main() {
         let t = Instant::now();
         let f = m.fit(x.view(), 0).unwrap();
         println!("{name} (defaults, dim 2), N = {n}, D = 16: {:.3} s", t.elapsed().as_secs_f64());
-        assert!(f.embedding.iter().all(|v| v.is_finite()));
+        assert!(f.embedding().unwrap().iter().all(|v| v.is_finite()));
     }
 }

@@ -95,7 +95,7 @@ fn lambda_zero_gives_pca() {
     let x = tree_data(90, 6, 1);
     let m = DdrTree { lambda: Some(0.0), sigma: 1e-6, tol: 0.0, max_iter: 5, ..DdrTree::drtree(2) };
     let f = m.fit_full(x.view(), 0).unwrap();
-    let pca = Pca { dim: 2 }.fit(x.view(), 0).unwrap().embedding;
+    let pca = Pca { dim: 2 }.fit(x.view(), 0).unwrap().into_embedding().unwrap();
     let dz = max_diff_up_to_sign(f.z.view(), pca.view());
     assert!(dz < 1e-9, "Z vs PCA scores: {dz}");
     // W vs the covariance eigenvectors
@@ -313,12 +313,12 @@ fn deterministic_and_registry_fits() {
         let (_, m) = info.instantiate(&p).unwrap();
         let a = m.fit(x.view(), 3).unwrap();
         let b = m.fit(x.view(), 3).unwrap();
-        assert_eq!(a.embedding, b.embedding, "{name}: same seed, same output");
-        assert_eq!(a.history, b.history);
-        let g = a.graph.unwrap();
+        assert_eq!(a.embedding().unwrap(), b.embedding().unwrap(), "{name}: same seed, same output");
+        assert_eq!(a.trace.history, b.trace.history);
+        let g = a.drawn_graph().unwrap();
         assert_eq!(g.edges.len(), g.n_vertices - 1);
         assert!(g.edges.iter().all(|e| e.0 < e.1 && e.2 >= 0.0));
-        assert_eq!(a.embedding.dim(), (120, 2));
+        assert_eq!(a.embedding().unwrap().dim(), (120, 2));
     }
     // Monocle's rule for N >= 100: K = round(200 ln N / (ln N + ln 100))
     let f = DdrTree { lambda: Some(2.0), ..DdrTree::ddrtree(2, Centres::Monocle) }.fit_full(x.view(), 0).unwrap();

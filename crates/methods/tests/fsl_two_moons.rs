@@ -15,7 +15,7 @@ fn two_moons_plus_1000_noise_features_selects_the_moons() {
     p.insert("n".to_string(), 400.0);
     let ds = append_noise_features(generate("two_moons", &p, 1).unwrap(), 1000, 1).unwrap();
     let x = minmax01(&ds.x).unwrap().0;
-    let sol = Fsl { lambda: 10.0, gamma: 100.0, b: 1.0, max_iter: 500, tol: 1e-6, n_selected: 2, self_loops: false }.solve(x.view()).unwrap();
+    let sol = Fsl { lambda: 10.0, gamma: 100.0, b: 1.0, max_iter: 500, tol: 1e-6, self_loops: false }.solve(x.view()).unwrap();
     let noise: f64 = sol.theta.iter().skip(2).sum();
     println!("theta_0 = {:.4}, theta_1 = {:.4}, noise mass {noise:.3e}, {} iterations", sol.theta[0], sol.theta[1], sol.iterations);
     assert!(noise < 1e-9, "mass on noise features {noise}");

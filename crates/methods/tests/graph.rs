@@ -69,7 +69,7 @@ fn knn_with_duplicates_and_ties_goes_to_the_lowest_index() {
     assert_eq!(g.sq_dists.column(0).iter().filter(|&&d| d == 0.0).count(), x.nrows());
     // all of them embed without NaN
     for name in ["le", "lle", "kpca"] {
-        let y = method(name, &[("dim", ParamValue::Int(2))]).fit(x.view(), 0).unwrap().embedding;
+        let y = method(name, &[("dim", ParamValue::Int(2))]).fit(x.view(), 0).unwrap().into_embedding().unwrap();
         assert!(y.iter().all(|v| v.is_finite()), "{name}");
     }
 }
@@ -114,13 +114,13 @@ fn disconnected_moons_error_or_connect() {
         }
         assert!(err.to_string().contains("connected components"), "{err}");
         let f = method(name, &[("k", ParamValue::Int(5))]).fit(x.view(), 0).unwrap();
-        assert_eq!(f.embedding.dim(), (n, 2), "{name}: no point dropped");
-        assert!(f.embedding.iter().all(|v| v.is_finite()), "{name}");
+        assert_eq!(f.embedding().unwrap().dim(), (n, 2), "{name}: no point dropped");
+        assert!(f.embedding().unwrap().iter().all(|v| v.is_finite()), "{name}");
         assert!(f.notes.iter().any(|s| s.contains("joined") && s.contains("2 connected components")), "{name}: {:?}", f.notes);
-        let g = f.graph.unwrap();
+        let g = f.graph.clone().unwrap();
         assert_eq!(connected_components(n, &g.edges).1, 1, "{name}: repaired graph is connected");
         // the embedding is not a component indicator: both moons spread over the first axis
-        let c0: Vec<f64> = f.embedding.column(0).to_vec();
+        let c0: Vec<f64> = f.embedding().unwrap().column(0).to_vec();
         let distinct = c0.iter().map(|v| (v * 1e6).round() as i64).collect::<std::collections::BTreeSet<_>>().len();
         assert!(distinct > n / 2, "{name}: {distinct} distinct values");
     }
@@ -134,8 +134,8 @@ fn outputs_are_bit_identical_across_runs() {
     let x = fixture("swiss.npy");
     for name in ["kpca", "le", "lle"] {
         let m = method(name, &[("dim", ParamValue::Int(3))]);
-        let a = m.fit(x.view(), 1).unwrap().embedding;
-        let b = m.fit(x.view(), 2).unwrap().embedding;
+        let a = m.fit(x.view(), 1).unwrap().into_embedding().unwrap();
+        let b = m.fit(x.view(), 2).unwrap().into_embedding().unwrap();
         assert!(a.iter().zip(b.iter()).all(|(u, v)| u.to_bits() == v.to_bits()), "{name}");
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);

@@ -48,7 +48,7 @@ fn str(v: &str) -> ParamValue {
 fn kpca_matches_sklearn_kernel_pca_rbf() {
     let x = fixture("swiss.npy");
     for (b, file) in [(1.0, "kpca_b1.npy"), (0.5, "kpca_b0.5.npy")] {
-        let y = fit("kpca", &[("dim", int(3)), ("bandwidth", float(b))], x.view()).embedding;
+        let y = fit("kpca", &[("dim", int(3)), ("bandwidth", float(b))], x.view()).into_embedding().unwrap();
         let err = max_diff_up_to_sign(&y, &fixture(file));
         println!("kpca bandwidth {b}: max |diff| vs sklearn = {err:.3e}");
         assert!(err < 1e-12, "bandwidth {b}: {err}");
@@ -76,17 +76,17 @@ fn le_graph_and_weights_match_the_reference_graph() {
 #[test]
 fn le_matches_sklearn_spectral_embedding_and_dense_generalised_eigh() {
     let x = fixture("swiss.npy");
-    let y = fit("le", &[("dim", int(2)), ("k", int(10)), ("weights", str("heat")), ("t", float(0.0))], x.view()).embedding;
+    let y = fit("le", &[("dim", int(2)), ("k", int(10)), ("weights", str("heat")), ("t", float(0.0))], x.view()).into_embedding().unwrap();
     let e1 = max_diff_up_to_sign(&y, &fixture("le_heat.npy"));
     let e2 = max_diff_up_to_sign(&y, &fixture("le_heat_dense.npy"));
     println!("le heat: max |diff| vs sklearn spectral_embedding = {e1:.3e}, vs scipy eigh(L, D) = {e2:.3e} (max |entry| {:.3})", y.iter().fold(0.0f64, |a, v| a.max(v.abs())));
     assert!(e1 < 1e-12 && e2 < 1e-12, "{e1} {e2}");
-    let yb = fit("le", &[("dim", int(2)), ("k", int(10)), ("weights", str("binary"))], x.view()).embedding;
+    let yb = fit("le", &[("dim", int(2)), ("k", int(10)), ("weights", str("binary"))], x.view()).into_embedding().unwrap();
     let e3 = max_diff_up_to_sign(&yb, &fixture("le_binary.npy"));
     println!("le binary: max |diff| vs sklearn = {e3:.3e}");
     assert!(e3 < 1e-12, "{e3}");
     // t = inf is binary
-    let yi = fit("le", &[("dim", int(2)), ("k", int(10)), ("t", float(f64::INFINITY))], x.view()).embedding;
+    let yi = fit("le", &[("dim", int(2)), ("k", int(10)), ("t", float(f64::INFINITY))], x.view()).into_embedding().unwrap();
     assert!(max_diff_up_to_sign(&yi, &yb) < 1e-12);
 }
 
@@ -94,7 +94,7 @@ fn le_matches_sklearn_spectral_embedding_and_dense_generalised_eigh() {
 fn lle_matches_sklearn_standard_dense() {
     let x = fixture("swiss.npy");
     for (reg, file) in [(1e-3, "lle.npy"), (0.1, "lle_reg0.1.npy")] {
-        let y = fit("lle", &[("dim", int(2)), ("k", int(10)), ("reg", float(reg))], x.view()).embedding;
+        let y = fit("lle", &[("dim", int(2)), ("k", int(10)), ("reg", float(reg))], x.view()).into_embedding().unwrap();
         let err = max_diff_up_to_sign(&y, &fixture(file));
         println!("lle reg {reg}: max |diff| vs sklearn = {err:.3e} (max |entry| {:.3})", y.iter().fold(0.0f64, |a, v| a.max(v.abs())));
         assert!(err < 1e-8, "reg {reg}: {err}");
@@ -116,12 +116,12 @@ fn le_on_a_path_gives_the_cosine_eigenvectors() {
         let norm = (&v * &v * &deg).sum().sqrt();
         expected.column_mut(m - 1).assign(&(v / norm));
     }
-    let err = max_diff_up_to_sign(&f.embedding, &expected);
+    let err = max_diff_up_to_sign(&f.embedding().unwrap(), &expected);
     println!("le path: max |diff| vs cosines = {err:.3e}");
     assert!(err < 1e-10, "{err}");
     // Rayleigh quotients v^T L v / v^T D v of the returned columns are the eigenvalues
     for m in 1..=3 {
-        let v = f.embedding.column(m - 1);
+        let v = f.embedding().unwrap().column(m - 1);
         let lv: f64 = (0..n - 1).map(|i| (v[i + 1] - v[i]).powi(2)).sum();
         let dv: f64 = (0..n).map(|i| deg[i] * v[i] * v[i]).sum();
         let want = 1.0 - (std::f64::consts::PI * m as f64 / (n - 1) as f64).cos();
@@ -137,7 +137,7 @@ fn le_on_a_ring_spans_the_first_fourier_pair() {
     let theta = |i: usize| 2.0 * std::f64::consts::PI * i as f64 / n as f64;
     let x = Array2::from_shape_fn((n, 2), |(i, j)| if j == 0 { theta(i).cos() } else { theta(i).sin() });
     for weights in ["binary", "heat"] {
-        let y = fit("le", &[("dim", int(2)), ("k", int(2)), ("weights", str(weights))], x.view()).embedding;
+        let y = fit("le", &[("dim", int(2)), ("k", int(2)), ("weights", str(weights))], x.view()).into_embedding().unwrap();
         // Orthonormal basis of the Fourier pair; the projection residual of each column must vanish.
         let c: Array1<f64> = (0..n).map(|i| theta(i).cos()).collect();
         let s: Array1<f64> = (0..n).map(|i| theta(i).sin()).collect();

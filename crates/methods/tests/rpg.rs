@@ -256,8 +256,8 @@ fn landmark_version_is_monotone_deterministic_and_uses_k_centres() {
         assert_eq!(a.centres, b.centres);
         assert_eq!(a.edges, b.edges);
         let f = m.fit(x.view(), 3).unwrap();
-        assert_eq!(f.embedding.dim(), (2000, 5));
-        assert_eq!(f.graph.as_ref().unwrap().n_vertices, 60);
+        assert_eq!(f.embedding().unwrap().dim(), (2000, 5));
+        assert_eq!(f.drawn_graph().unwrap().n_vertices, 60);
         // P rows sum to 1 and the embedding is P C.
         let p = a.p.as_ref().unwrap();
         assert!(p.sum_axis(Axis(1)).iter().all(|s| (s - 1.0).abs() < 1e-12));
@@ -280,8 +280,8 @@ fn registry_entries_build_and_fit() {
         let (_, m) = lookup(name).unwrap().instantiate(&p).unwrap();
         assert_eq!(m.name(), name);
         let f = m.fit(x.view(), 0).unwrap();
-        assert_eq!(f.embedding.dim(), (60, 2));
-        assert!(!f.history.is_empty());
+        assert_eq!(f.embedding().unwrap().dim(), (60, 2));
+        assert!(!f.trace.history.is_empty());
     }
 }
 

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use structdr_datasets::Dataset;
+use structdr_methods::api::{FitInput, Output, Stage};
 use structdr_methods::{Fitted, ParamMap, ParamValue};
 
 /// Options of a run.
@@ -148,15 +149,52 @@ pub fn cell_seed(key: &CellKey) -> u64 {
     u64::from_str_radix(&h[..16], 16).expect("hex")
 }
 
-/// Fits one method on one data set (no evaluation). Used by cells and figures.
+/// Names of `method`'s evaluation-stage parameters (empty for an unknown method).
+pub fn evaluation_stage_params(method: &str) -> Vec<&'static str> {
+    structdr_methods::lookup(method).map(|m| m.params.iter().filter(|p| p.stage == Stage::Evaluation).map(|p| p.name).collect()).unwrap_or_default()
+}
+
+/// The key under which a cell's fit is shared: the cell key without the method's
+/// evaluation-stage parameters (cells that differ only in those evaluate one fit).
+pub fn fit_key(key: &CellKey) -> CellKey {
+    let mut k = key.clone();
+    for p in evaluation_stage_params(&key.method) {
+        k.params.remove(p);
+    }
+    k
+}
+
+/// Fits one method on one data set (no evaluation). Used by cells and figures. The seed derives
+/// from [`fit_key`], so every cell sharing the fit sees the same one (for methods without
+/// evaluation-stage parameters it is [`cell_seed`] of the cell).
 pub fn fit_cell(key: &CellKey, data: &Dataset) -> Result<Fitted, String> {
     let info = structdr_methods::lookup(&key.method).map_err(|e| e.to_string())?;
     let (_, method) = info.instantiate(&key.params).map_err(|e| e.to_string())?;
-    let seed = cell_seed(key);
-    let x = data.x.view();
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| method.fit(x, seed))) {
-        Ok(r) => r.map_err(|e| e.to_string()),
+    let seed = cell_seed(&fit_key(key));
+    let input = FitInput::new(data.x.view(), seed);
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| method.fit_with(&input))) {
+        Ok(r) => {
+            let f = r.map_err(|e| e.to_string())?;
+            f.check_shape(data.x.nrows(), data.x.ncols()).map_err(|e| format!("{}: {e}", key.method))?;
+            Ok(f)
+        }
         Err(p) => Err(format!("method panicked: {}", panic_message(&p))),
+    }
+}
+
+/// The coordinates a cell's protocols score, by the output's kind: an embedding as it is, a
+/// principal graph's projections, and for feature scores the data restricted to the cell's
+/// `n_selected` top-ranked features (0 = every feature with a positive weight).
+pub fn scored_coordinates<'a>(fitted: &'a Fitted, key: &CellKey, data: &Dataset) -> Result<std::borrow::Cow<'a, Array2<f64>>, String> {
+    match &fitted.output {
+        Output::FeatureScores(s) => {
+            let m = match key.params.get("n_selected") {
+                Some(ParamValue::Int(m)) if *m > 0 => *m as usize,
+                _ => s.weights.iter().filter(|&&w| w > 0.0).count(),
+            };
+            s.select(data.x.view(), m).map(std::borrow::Cow::Owned).map_err(|e| e.to_string())
+        }
+        _ => fitted.embedding().map(std::borrow::Cow::Borrowed).ok_or_else(|| "the output has no coordinates".to_string()),
     }
 }
 
@@ -185,27 +223,25 @@ pub fn evaluate(embedding: &Array2<f64>, labels: &[i64], protocols: &[Protocol],
     Ok(metrics)
 }
 
-fn run_cell(plan: &Plan, cell: &Cell, data: &Prepared, threads: &str) -> Record {
-    let t0 = Instant::now();
-    let fitted = fit_cell(&cell.key, &data.data);
-    let fit_seconds = t0.elapsed().as_secs_f64();
+/// Evaluates one cell on a shared fit (`fit_seconds` is the fit's time, shared by its cells).
+fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitted, String>, fit_seconds: f64, threads: &str) -> Record {
     let dim = match cell.key.params.get("dim") {
         Some(ParamValue::Int(d)) => *d as usize,
         _ => data.data.x.ncols(),
     };
-    let base = |status, error, metrics, eval_seconds, f: Option<&Fitted>| Record {
+    let base = |status, error, metrics, eval_seconds, f: Option<&Fitted>, dim: usize| Record {
         key: cell.key.clone(),
         hash: cell.hash.clone(),
         status,
         error,
         metrics,
-        dim: f.map(|f| f.embedding.ncols()).unwrap_or(dim),
+        dim,
         n_samples: data.data.x.nrows(),
         n_features: data.data.x.ncols(),
         fit_seconds,
         eval_seconds,
-        iterations: f.map(|f| f.iterations).unwrap_or(0),
-        converged: f.map(|f| f.converged).unwrap_or(false),
+        iterations: f.map(|f| f.trace.iterations).unwrap_or(0),
+        converged: f.map(|f| f.trace.converged).unwrap_or(false),
         notes: f.map(|f| f.notes.clone()).unwrap_or_default(),
         code_version: code_version(),
         threads: threads.to_string(),
@@ -213,24 +249,21 @@ fn run_cell(plan: &Plan, cell: &Cell, data: &Prepared, threads: &str) -> Record 
     };
     let fitted = match fitted {
         Ok(f) => f,
-        Err(e) => return base(Status::Failed, Some(e), BTreeMap::new(), 0.0, None),
+        Err(e) => return base(Status::Failed, Some(e.clone()), BTreeMap::new(), 0.0, None, dim),
     };
-    if fitted.embedding.nrows() != data.data.x.nrows() {
-        let msg = format!("embedding has {} rows for {} samples", fitted.embedding.nrows(), data.data.x.nrows());
-        return base(Status::Failed, Some(msg), BTreeMap::new(), 0.0, Some(&fitted));
-    }
-    if fitted.embedding.iter().any(|v| !v.is_finite()) {
-        return base(Status::Failed, Some("embedding contains NaN or Inf".into()), BTreeMap::new(), 0.0, Some(&fitted));
-    }
+    let y = match scored_coordinates(fitted, &cell.key, &data.data) {
+        Ok(y) => y,
+        Err(e) => return base(Status::Failed, Some(e), BTreeMap::new(), 0.0, Some(fitted), dim),
+    };
     let t1 = Instant::now();
     let metrics = match (&data.data.labels, &plan.spec.evaluation) {
-        (Some(labels), Some(ev)) => evaluate(&fitted.embedding, labels, &ev.protocols, ev.restarts, cell_seed(&cell.key)),
+        (Some(labels), Some(ev)) => evaluate(&y, labels, &ev.protocols, ev.restarts, cell_seed(&cell.key)),
         _ => Ok(BTreeMap::new()),
     };
     let eval_seconds = t1.elapsed().as_secs_f64();
     match metrics {
-        Ok(m) => base(Status::Ok, None, m, eval_seconds, Some(&fitted)),
-        Err(e) => base(Status::Failed, Some(format!("evaluation: {e}")), BTreeMap::new(), eval_seconds, Some(&fitted)),
+        Ok(m) => base(Status::Ok, None, m, eval_seconds, Some(fitted), y.ncols()),
+        Err(e) => base(Status::Failed, Some(format!("evaluation: {e}")), BTreeMap::new(), eval_seconds, Some(fitted), y.ncols()),
     }
 }
 
@@ -292,27 +325,45 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
     let previous = structdr_linalg::blas::num_threads();
     structdr_linalg::blas::set_num_threads(1);
     let data_arc: Vec<Arc<&Prepared>> = data.iter().map(Arc::new).collect();
-    let new: Vec<(usize, Record)> = todo
+    // One fit per group of cells that differ only in evaluation-stage parameters (FSL's
+    // n_selected): the fit runs once and every cell of the group evaluates it.
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for &i in &todo {
+        let fk = fit_key(&results[i].0.key).hash();
+        match groups.iter_mut().find(|g| g.0 == fk) {
+            Some(g) => g.1.push(i),
+            None => groups.push((fk, vec![i])),
+        }
+    }
+    let new: Vec<(usize, Record)> = groups
         .par_iter()
-        .map(|&i| {
-            let cell = &results[i].0;
-            let rec = run_cell(plan, cell, &data_arc[cell.dataset], &threads);
-            if let Err(e) = store.put(&rec) {
-                write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}: {e}", store.dir().join(format!("{}.json", rec.hash)).display()));
+        .flat_map_iter(|(_, members)| {
+            let first = &results[members[0]].0;
+            let t0 = Instant::now();
+            let fitted = fit_cell(&first.key, &data_arc[first.dataset].data);
+            let fit_seconds = t0.elapsed().as_secs_f64();
+            let mut out = Vec::with_capacity(members.len());
+            for &i in members {
+                let cell = &results[i].0;
+                let rec = evaluate_cell(plan, cell, &data_arc[cell.dataset], &fitted, fit_seconds, &threads);
+                if let Err(e) = store.put(&rec) {
+                    write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}: {e}", store.dir().join(format!("{}.json", rec.hash)).display()));
+                }
+                let what = format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label);
+                bar.set_message(format!("{what} {}", if rec.status == Status::Ok { "" } else { "(failed)" }));
+                bar.inc(1);
+                if log_lines {
+                    let outcome = match rec.status {
+                        Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
+                        Status::Failed => format!("failed: {}", rec.error.as_deref().unwrap_or("")),
+                    };
+                    let mut done = finished.lock().unwrap_or_else(|p| p.into_inner());
+                    *done += 1;
+                    eprintln!("[{}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", *done, todo.len(), rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
+                }
+                out.push((i, rec));
             }
-            let what = format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label);
-            bar.set_message(format!("{what} {}", if rec.status == Status::Ok { "" } else { "(failed)" }));
-            bar.inc(1);
-            if log_lines {
-                let outcome = match rec.status {
-                    Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
-                    Status::Failed => format!("failed: {}", rec.error.as_deref().unwrap_or("")),
-                };
-                let mut done = finished.lock().unwrap_or_else(|p| p.into_inner());
-                *done += 1;
-                eprintln!("[{}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", *done, todo.len(), rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
-            }
-            (i, rec)
+            out
         })
         .collect();
     structdr_linalg::blas::set_num_threads(previous);

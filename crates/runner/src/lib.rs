@@ -58,7 +58,7 @@ pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<Ru
                 // Deterministic: refitting the selected cell reproduces its embedding bit for bit.
                 let fitted = structdr_linalg::blas::with_threads(1, || exec::fit_cell(&r.key, &p.data));
                 let Ok(f) = fitted else { continue };
-                let y = &f.embedding;
+                let Ok(y) = exec::scored_coordinates(&f, &r.key, &p.data) else { continue };
                 let points: Vec<(f64, f64)> = (0..y.nrows()).map(|i| (y[[i, 0]], if y.ncols() > 1 { y[[i, 1]] } else { 0.0 })).collect();
                 let score = b.value(&metric).map(|v| format!(": {v:.4}")).unwrap_or_default();
                 // Only the parameters the grid varies, so titles stay short.
@@ -261,20 +261,24 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
         let mut extra: Vec<String> = Vec::new();
         for p in panels {
             let fail = |e: String| anyhow::anyhow!("figure '{}', panel '{}': {e}", def.name, p.title);
-            let hash = exec::cell_key(plan, &prepared[p.dataset], &p.method, method_version(&p.method)?, &p.params).hash();
-            let (f, seconds) = fits[&hash].as_ref().map_err(|e| fail(e.clone()))?;
+            let key = exec::cell_key(plan, &prepared[p.dataset], &p.method, method_version(&p.method)?, &p.params);
+            let (f, seconds) = fits[&key.hash()].as_ref().map_err(|e| fail(e.clone()))?;
             let data = &prepared[p.dataset].data;
-            let n_comp = f.components.as_ref().map(|c| c.iter().max().map_or(0, |m| m + 1)).or_else(|| f.graph.as_ref().map(graph_components));
+            // What the panel draws: the scored coordinates (an embedding, a principal graph's
+            // projections, or the data on the selected features) and the learned graph.
+            let coords = exec::scored_coordinates(f, &key, data).map_err(fail)?;
+            let drawn = f.drawn_graph();
+            let n_comp = f.components.as_ref().map(|c| c.iter().max().map_or(0, |m| m + 1)).or_else(|| drawn.as_ref().map(graph_components));
             let mut result = String::new();
             match def.kind {
                 FigureKind::Embedding | FigureKind::Graph => {
                     let colouring = colouring_of(def.colour, data, f).map_err(fail)?;
-                    let edges: Vec<(usize, usize)> = if def.kind == FigureKind::Graph { f.graph.as_ref().map(|g| g.edges.iter().map(|&(i, j, _)| (i, j)).collect()).unwrap_or_default() } else { vec![] };
-                    let (mut points, centres) = match (&f.centres, def.kind) {
+                    let edges: Vec<(usize, usize)> = if def.kind == FigureKind::Graph { drawn.as_ref().map(|g| g.edges.iter().map(|&(i, j, _)| (i, j)).collect()).unwrap_or_default() } else { vec![] };
+                    let (mut points, centres) = match (f.centres(), def.kind) {
                         // Centres in the input space are drawn over the data, latent ones over the embedding.
                         (Some(c), FigureKind::Graph) if c.ncols() == data.x.ncols() => plane(&data.x, Some(c)),
-                        (Some(c), FigureKind::Graph) => plane(&f.embedding, Some(c)),
-                        _ => plane(&f.embedding, None),
+                        (Some(c), FigureKind::Graph) => plane(&coords, Some(c)),
+                        _ => plane(&coords, None),
                     };
                     if def.separate_components {
                         let comps = f.components.as_ref().ok_or_else(|| fail("separate_components: the method returns no connected components".into()))?;
@@ -291,13 +295,13 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
                     scatter.push(figure::Panel { title, points, edges, centres, colouring });
                 }
                 FigureKind::Convergence => {
-                    let points = f.history.iter().enumerate().map(|(i, &v)| ((i + 1) as f64, v)).collect();
-                    result = if f.history.is_empty() { "closed form: no iterations".into() } else { format!("{} iterations", f.history.len()) };
+                    let points = f.trace.history.iter().enumerate().map(|(i, &v)| ((i + 1) as f64, v)).collect();
+                    result = if f.trace.history.is_empty() { "closed form: no iterations".into() } else { format!("{} iterations", f.trace.history.len()) };
                     lines.push(figure::LinePanel { title: format!("{} ({result})", p.title), points, x_label: "iteration".into(), y_label: "objective".into(), stems: false });
                 }
                 FigureKind::Adjacency => {
-                    let n = f.centres.as_ref().map(|c| c.nrows()).unwrap_or(f.embedding.nrows());
-                    let edges: Vec<(usize, usize)> = f.graph.as_ref().map(|g| g.edges.iter().map(|&(i, j, _)| (i, j)).collect()).unwrap_or_default();
+                    let n = f.centres().map(|c| c.nrows()).unwrap_or(coords.nrows());
+                    let edges: Vec<(usize, usize)> = drawn.as_ref().map(|g| g.edges.iter().map(|&(i, j, _)| (i, j)).collect()).unwrap_or_default();
                     // position of every vertex in the drawn order (stable sorts)
                     let key: Option<Vec<f64>> = match def.order {
                         VertexOrder::Sample => None,
@@ -306,7 +310,7 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
                         // by component, then along the first embedding coordinate within it
                         VertexOrder::Component => {
                             let comps = f.components.as_ref().ok_or_else(|| fail("order = \"component\": the method returns no components".into()))?;
-                            let y = &f.embedding;
+                            let y = &coords;
                             let (lo, hi) = y.column(0).iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
                             let span = if hi > lo { hi - lo } else { 1.0 };
                             Some(comps.iter().enumerate().map(|(i, &c)| c as f64 + 0.5 * (y[[i, 0]] - lo) / span).collect())
@@ -331,7 +335,7 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
                     heat.push(figure::HeatmapPanel::adjacency(format!("{}: {result}", p.title), n, &edges));
                 }
                 FigureKind::Weights => {
-                    let w = f.feature_weights.as_ref().ok_or_else(|| fail("kind = \"weights\": the method returns no feature weights".into()))?;
+                    let w = &f.feature_scores().ok_or_else(|| fail("kind = \"weights\": the method returns no feature weights".into()))?.weights;
                     let mut order: Vec<usize> = (0..w.len()).collect();
                     order.sort_by(|&a, &b| w[b].total_cmp(&w[a]).then(a.cmp(&b)));
                     let top: Vec<String> = order.iter().take(2).map(|&r| format!("feature {} = {:.4}", r + 1, w[r])).collect();
@@ -366,11 +370,11 @@ fn draw_figure_defs(plan: &spec::Plan, prepared: &[exec::Prepared], out_dir: &Pa
                 title: p.title.clone(),
                 method: p.method.clone(),
                 params: given.join(", "),
-                n: f.embedding.nrows(),
-                graph: f.graph.as_ref().map(|g| format!("{} edges, {}", g.edges.len(), nonzeros(g.n_vertices, g.edges.len()))).unwrap_or_else(|| "–".into()),
+                n: coords.nrows(),
+                graph: drawn.as_ref().map(|g| format!("{} edges, {}", g.edges.len(), nonzeros(g.n_vertices, g.edges.len()))).unwrap_or_else(|| "–".into()),
                 components: n_comp.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),
-                iterations: f.iterations,
-                converged: f.converged,
+                iterations: f.trace.iterations,
+                converged: f.trace.converged,
                 seconds: *seconds,
                 result,
                 notes: f.notes.clone(),

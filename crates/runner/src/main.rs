@@ -340,19 +340,23 @@ fn read_matrix(path: &Path) -> Result<Array2<f64>> {
 
 fn embed(a: EmbedArgs) -> Result<()> {
     let info = structdr_methods::lookup(&a.method)?;
+    if info.output == structdr_methods::api::OutputKind::FeatureScores {
+        bail!("method '{}' returns feature scores, not an embedding; use `structdr select`", a.method);
+    }
     let given = parse_params(&a.params)?;
     let (resolved, method) = info.instantiate(&given)?;
     let x = read_matrix(&a.input)?;
     eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
     let t0 = std::time::Instant::now();
     let fitted = method.fit(x.view(), a.seed)?;
-    eprintln!("fitted in {:.3} s ({} iterations{})", t0.elapsed().as_secs_f64(), fitted.iterations, if fitted.converged { "" } else { ", not converged" });
+    eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
     for n in &fitted.notes {
         eprintln!("note: {n}");
     }
-    ndarray_npy::write_npy(&a.out, &fitted.embedding).with_context(|| format!("writing {}", a.out.display()))?;
+    let Some(embedding) = fitted.embedding() else { bail!("method '{}' returns {}, not an embedding; use `structdr select`", a.method, fitted.kind()) };
+    ndarray_npy::write_npy(&a.out, embedding).with_context(|| format!("writing {}", a.out.display()))?;
     if let Some(g) = &a.graph_out {
-        let Some(graph) = &fitted.graph else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
+        let Some(graph) = fitted.drawn_graph() else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
         let mut s = String::from("i,j,weight\n");
         for (i, j, w) in &graph.edges {
             s.push_str(&format!("{i},{j},{w:?}\n"));
@@ -360,7 +364,7 @@ fn embed(a: EmbedArgs) -> Result<()> {
         structdr::atomic_write(g, s.as_bytes())?;
     }
     if let Some(c) = &a.centres_out {
-        let Some(centres) = &fitted.centres else { bail!("method '{}' learns no centres; drop --centres-out", a.method) };
+        let Some(centres) = fitted.centres() else { bail!("method '{}' learns no centres; drop --centres-out", a.method) };
         ndarray_npy::write_npy(c, centres).with_context(|| format!("writing {}", c.display()))?;
     }
     if let Some(c) = &a.components_out {
@@ -382,23 +386,33 @@ fn write_graph(path: &Path, graph: &structdr_methods::Graph) -> Result<()> {
 
 fn select(a: SelectArgs) -> Result<()> {
     let info = structdr_methods::lookup(&a.method)?;
+    if info.output != structdr_methods::api::OutputKind::FeatureScores {
+        bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, info.output);
+    }
     let given = parse_params(&a.params)?;
     let (resolved, method) = info.instantiate(&given)?;
     let x = read_matrix(&a.input)?;
     eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
     let t0 = std::time::Instant::now();
     let fitted = method.fit(x.view(), a.seed)?;
-    eprintln!("fitted in {:.3} s ({} iterations{})", t0.elapsed().as_secs_f64(), fitted.iterations, if fitted.converged { "" } else { ", not converged" });
+    eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
     for n in &fitted.notes {
         eprintln!("note: {n}");
     }
-    let Some(weights) = &fitted.feature_weights else { bail!("method '{}' returns no feature weights; use `structdr embed`", a.method) };
+    let Some(scores) = fitted.feature_scores() else { bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, fitted.kind()) };
+    let weights = &scores.weights;
     if weights.len() != x.ncols() {
         bail!("method '{}' returned {} feature weights for {} features", a.method, weights.len(), x.ncols());
     }
     ndarray_npy::write_npy(&a.out, weights).with_context(|| format!("writing {}", a.out.display()))?;
     if let Some(e) = &a.embedding_out {
-        ndarray_npy::write_npy(e, &fitted.embedding).with_context(|| format!("writing {}", e.display()))?;
+        // X on the top n_selected ranked features (the evaluation-stage parameter; 0 = the support)
+        let m = match resolved.get("n_selected") {
+            Some(ParamValue::Int(m)) if *m > 0 => *m as usize,
+            _ => weights.iter().filter(|&&w| w > 0.0).count(),
+        };
+        let selected = scores.select(x.view(), m)?;
+        ndarray_npy::write_npy(e, &selected).with_context(|| format!("writing {}", e.display()))?;
     }
     if let Some(g) = &a.graph_out {
         let Some(graph) = &fitted.graph else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };

@@ -125,7 +125,7 @@ fn select_fsl_writes_one_weight_per_feature() {
     assert_eq!(e.dim(), (n, 2));
     // a method without feature weights is refused
     let out = bin().args(["select", "--method", "pca", "--input"]).arg(&input).arg("--out").arg(dir.path().join("t.npy")).output().unwrap();
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no feature weights"));
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not feature weights"));
 }
 
 /// With stderr piped (as in a log), `run` prints one line per finished cell with its parameters

@@ -1,8 +1,8 @@
 //! One registry entry: a method's name, version, parameter schema and constructor. The table of
 //! all entries is `crate::registry` (it lists the families, which list their entries).
 
-use super::params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue};
-use super::{Embedder, Result};
+use super::params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage};
+use super::{Embedder, OutputKind, Result};
 
 /// A registered method.
 pub struct MethodInfo {
@@ -16,6 +16,14 @@ pub struct MethodInfo {
     /// alter a result (not for pure refactors), so `structdr run` recomputes exactly this method's
     /// cells and the old records stay until `structdr prune` removes them.
     pub version: u32,
+    /// What the method returns ([`crate::api::Output`]), so the runner knows how to evaluate it.
+    pub output: OutputKind,
+    /// Whether `fit` needs labels (supervised methods; none of the papers' methods does).
+    pub needs_labels: bool,
+    /// Whether `fit` accepts an initial value ([`crate::api::Init`]); the others refuse one.
+    pub accepts_init: bool,
+    /// Whether the fit carries an out-of-sample [`crate::api::Transform`].
+    pub inductive: bool,
     /// Every parameter with type, default and meaning.
     pub params: Vec<ParamSchema>,
     /// Builds the method from a map resolved by [`MethodInfo::resolve`].
@@ -57,15 +65,15 @@ impl MethodInfo {
 
 /// Shorthand constructors for schemas: an integer `>= min`.
 pub fn int(name: &'static str, min: i64, default: i64, doc: &'static str) -> ParamSchema {
-    ParamSchema { name, kind: ParamKind::Int { min, max: i64::MAX }, default: ParamValue::Int(default), doc }
+    ParamSchema { name, kind: ParamKind::Int { min, max: i64::MAX }, default: ParamValue::Int(default), doc, stage: Stage::Fit }
 }
 /// A float in `[min, max]`.
 pub fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamSchema {
-    ParamSchema { name, kind: ParamKind::Float { min, max }, default: ParamValue::Float(default), doc }
+    ParamSchema { name, kind: ParamKind::Float { min, max }, default: ParamValue::Float(default), doc, stage: Stage::Fit }
 }
 /// One of the listed strings.
 pub fn choice(name: &'static str, options: &'static [&'static str], default: &'static str, doc: &'static str) -> ParamSchema {
-    ParamSchema { name, kind: ParamKind::Choice(options), default: ParamValue::Str(default.into()), doc }
+    ParamSchema { name, kind: ParamKind::Choice(options), default: ParamValue::Str(default.into()), doc, stage: Stage::Fit }
 }
 /// The target dimension, shared by every embedding method.
 pub fn dim() -> ParamSchema {

@@ -1,19 +1,22 @@
 //! The method contract, parameters, input checks and the registry entry type: what every method
 //! family imports, and the only thing the families share.
 //!
-//! - [`Embedder`], [`Fitted`], [`Graph`], [`MethodError`]: the contract.
+//! - [`contract`]: [`Embedder`], [`FitInput`], [`Fitted`] with its [`Output`] kinds and [`Trace`],
+//!   [`Transform`]; [`MethodError`].
 //! - [`params`]: parameter values, schemas and typed access.
 //! - [`info`]: [`MethodInfo`], one registry entry (name, schema, version, constructor).
 //! - [`check_input`], [`check_dense_size`], [`numerical`], [`numerics`]: the checks and error
 //!   mappings every method uses.
 
+pub mod contract;
 pub mod info;
 pub mod params;
 
+pub use contract::{refuse_init, Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
 pub use info::MethodInfo;
-pub use params::{ParamError, ParamKind, ParamMap, ParamMapExt, ParamSchema, ParamValue};
+pub use params::{ParamError, ParamKind, ParamMap, ParamMapExt, ParamSchema, ParamValue, Stage};
 
-use ndarray::{Array1, Array2, ArrayView2};
+use ndarray::ArrayView2;
 use structdr_numerics::NumericsError;
 
 /// Largest N for which the dense N x N methods (KPCA, LE, LLE, SPL's dense path, FSL) build their
@@ -50,76 +53,45 @@ pub enum MethodError {
     Param(#[from] ParamError),
     /// The data cannot be used: empty, NaN/Inf, constant, too few points, ...
     #[error("{method}: invalid input: {reason}")]
-    Input { method: &'static str, reason: String },
+    Input {
+        /// The method.
+        method: &'static str,
+        /// Why, in words.
+        reason: String,
+    },
     /// The neighbourhood graph is disconnected and the method was told not to repair it.
     #[error("{method}: the {k}-NN graph has {components} connected components (sizes {sizes:?}); set disconnected = \"connect\" to join them with their shortest edges, or raise k")]
-    Disconnected { method: &'static str, k: usize, components: usize, sizes: Vec<usize> },
+    Disconnected {
+        /// The method.
+        method: &'static str,
+        /// Neighbours per sample.
+        k: usize,
+        /// Number of components.
+        components: usize,
+        /// Their sizes.
+        sizes: Vec<usize>,
+    },
     /// A numerical kernel failed (singular system, non-convergence, LAPACK error).
     #[error("{method}: numerical failure: {source}")]
     Numerical {
+        /// The method.
         method: &'static str,
+        /// The kernel's error.
         #[source]
         source: structdr_linalg::LinalgError,
     },
     /// An optimisation solver (LP / QP) stopped without a usable solution.
     #[error("{method}: solver failure: {reason}")]
-    Solver { method: &'static str, reason: String },
+    Solver {
+        /// The method.
+        method: &'static str,
+        /// What the solver said.
+        reason: String,
+    },
 }
 
 /// Result alias for methods.
 pub type Result<T> = std::result::Result<T, MethodError>;
-
-/// A weighted undirected graph on the samples (or on learned centres), as an edge list `i < j`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Graph {
-    /// Number of vertices.
-    pub n_vertices: usize,
-    /// Edges `(i, j, weight)` with `i < j`, sorted.
-    pub edges: Vec<(usize, usize, f64)>,
-}
-
-/// What a fitted method returns.
-#[derive(Debug, Clone, Default)]
-pub struct Fitted {
-    /// The embedding, samples in rows (N x d).
-    pub embedding: Array2<f64>,
-    /// The graph the method learned or used, when it has one. Its vertices are the samples, or
-    /// the rows of `centres` when that is set.
-    pub graph: Option<Graph>,
-    /// Coordinates of the graph's vertices when they are learned centres rather than the samples
-    /// (DDRTree: K x d in the latent space; principal graphs: K x D in the input space).
-    pub centres: Option<Array2<f64>>,
-    /// Connected-component index of every sample, when the method splits the data.
-    pub components: Option<Vec<usize>>,
-    /// One weight per input feature (feature selection methods).
-    pub feature_weights: Option<Array1<f64>>,
-    /// Objective value after each iteration (iterative methods).
-    pub history: Vec<f64>,
-    /// Iterations run (0 for closed-form methods).
-    pub iterations: usize,
-    /// Whether the stopping rule was met (true for closed-form methods).
-    pub converged: bool,
-    /// Human-readable remarks (e.g. "joined 3 components with 2 edges").
-    pub notes: Vec<String>,
-}
-
-impl Fitted {
-    /// A closed-form result: just the embedding.
-    pub fn closed_form(embedding: Array2<f64>) -> Fitted {
-        Fitted { embedding, converged: true, ..Default::default() }
-    }
-}
-
-/// The method contract: fit on samples in rows and return an embedding.
-///
-/// `seed` drives every random choice; the same seed, input and parameters give bit-identical
-/// output whatever the number of threads.
-pub trait Embedder: Send + Sync {
-    /// The registry name of the method.
-    fn name(&self) -> &'static str;
-    /// Fits on `x` (N x D, samples in rows).
-    fn fit(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted>;
-}
 
 /// Shared input checks: non-empty, finite, at least `min_samples` rows.
 pub fn check_input(method: &'static str, x: &ArrayView2<f64>, min_samples: usize) -> Result<()> {
@@ -133,6 +105,18 @@ pub fn check_input(method: &'static str, x: &ArrayView2<f64>, min_samples: usize
     }
     if n < min_samples {
         return Err(MethodError::Input { method, reason: format!("{n} samples, at least {min_samples} needed") });
+    }
+    Ok(())
+}
+
+/// Checks that new samples for an out-of-sample transform are finite and have the training
+/// data's `n_features` columns.
+pub fn check_features(method: &'static str, x: &ArrayView2<f64>, n_features: usize) -> Result<()> {
+    if x.ncols() != n_features {
+        return Err(MethodError::Input { method, reason: format!("{} features, the fit had {n_features}", x.ncols()) });
+    }
+    if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+        return Err(MethodError::Input { method, reason: format!("non-finite value at sample {}, feature {}", pos / n_features.max(1), pos % n_features.max(1)) });
     }
     Ok(())
 }

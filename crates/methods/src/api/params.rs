@@ -128,13 +128,38 @@ impl fmt::Display for ParamKind {
     }
 }
 
+/// When a parameter takes effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stage {
+    /// It changes the fit (every parameter but the ones below).
+    #[default]
+    Fit,
+    /// It changes only how the fit is evaluated (e.g. the number of selected features of a
+    /// feature-scoring method): the runner fits once per combination of the fit-stage parameters
+    /// and evaluates that fit at every value of these.
+    Evaluation,
+}
+
 /// One parameter of a method: name, type, default and meaning.
 #[derive(Debug, Clone)]
 pub struct ParamSchema {
+    /// Name in specs and on the command line.
     pub name: &'static str,
+    /// Type and admissible range.
     pub kind: ParamKind,
+    /// Value when not given.
     pub default: ParamValue,
+    /// Meaning, one sentence or two.
     pub doc: &'static str,
+    /// When it takes effect.
+    pub stage: Stage,
+}
+
+impl ParamSchema {
+    /// The same parameter, taking effect at the evaluation stage ([`Stage::Evaluation`]).
+    pub fn evaluation_stage(self) -> ParamSchema {
+        ParamSchema { stage: Stage::Evaluation, ..self }
+    }
 }
 
 /// A parameter that does not fit its schema.
@@ -225,11 +250,11 @@ mod tests {
 
     #[test]
     fn schema_checks_type_and_range() {
-        let s = ParamSchema { name: "k", kind: ParamKind::Int { min: 1, max: i64::MAX }, default: ParamValue::Int(10), doc: "" };
+        let s = ParamSchema { name: "k", kind: ParamKind::Int { min: 1, max: i64::MAX }, default: ParamValue::Int(10), doc: "", stage: Stage::Fit };
         assert!(s.check("le", &ParamValue::Int(5)).is_ok());
         assert!(s.check("le", &ParamValue::Int(0)).is_err());
         assert!(s.check("le", &ParamValue::Float(5.0)).is_err());
-        let c = ParamSchema { name: "C", kind: ParamKind::Float { min: 0.0, max: f64::INFINITY }, default: ParamValue::Float(1.0), doc: "" };
+        let c = ParamSchema { name: "C", kind: ParamKind::Float { min: 0.0, max: f64::INFINITY }, default: ParamValue::Float(1.0), doc: "", stage: Stage::Fit };
         assert_eq!(c.check("spl", &ParamValue::Int(3)).unwrap(), ParamValue::Float(3.0));
         assert_eq!(c.check("spl", &ParamValue::Str("inf".into())).unwrap(), ParamValue::Float(f64::INFINITY));
         assert!(c.check("spl", &ParamValue::Float(-1.0)).is_err());

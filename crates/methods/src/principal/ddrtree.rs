@@ -51,8 +51,9 @@
 
 use structdr_numerics::graphs::RootedTree;
 use crate::api::params::{ParamMapExt, ParamError};
+use crate::api::OutputKind;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::{check_input, numerical, numerics, Embedder, Fitted, MethodError, Result, FitInput, Init, PrincipalGraph, Output, Trace};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -904,22 +905,21 @@ impl Embedder for DdrTree {
             "ddrtree"
         }
     }
-    fn fit(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted> {
-        let f = self.fit_full(x, seed)?;
-        let k = f.centres.nrows();
+    /// Accepts an initial value: [`Init::Embedding`] sets the initial latent points Z (N x d),
+    /// [`Init::Centres`] the initial centres (K x d), as [`DdrTree::fit_with_init`].
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        let init = match input.init {
+            None => DdrTreeInit::default(),
+            Some(Init::Embedding(z)) => DdrTreeInit { z: Some(z), centres: None },
+            Some(Init::Centres(c)) => DdrTreeInit { z: None, centres: Some(c) },
+        };
+        let f = self.fit_with_init(input.x, input.seed, init)?;
         let mut notes = f.notes;
         notes.push(format!("final objective {:.9e}", f.final_objective));
-        Ok(Fitted {
-            embedding: f.z,
-            graph: Some(Graph { n_vertices: k, edges: f.tree }),
-            centres: Some(f.centres),
-            components: None,
-            feature_weights: None,
-            history: f.stop_history,
-            iterations: f.iterations,
-            converged: f.converged,
-            notes,
-        })
+        let graph = PrincipalGraph { centres: f.centres, edges: f.tree, projection: f.z };
+        let mut fitted = Fitted::new(Output::PrincipalGraph(graph), Trace::iterative(f.stop_history, f.iterations, f.converged, ""));
+        fitted.notes = notes;
+        Ok(fitted)
     }
 }
 
@@ -975,6 +975,10 @@ pub(crate) fn info_drtree() -> MethodInfo {
         summary: "DRTree: DDRTree (Alg. 2) with K = N centres starting at the latent points: min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik], tree = MST of the centres.",
         reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.2-4.3, eq. 29-33, Alg. 2; R package DDRTree 0.1.5",
         version: 1,
+        output: OutputKind::PrincipalGraph,
+        needs_labels: false,
+        accepts_init: true,
+        inductive: false,
         params: common_params(),
         build: |p| build(p, Centres::All, "drtree"),
     }
@@ -991,6 +995,10 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
         summary: "DDRTree (Alg. 2, eq. 31) with K < N centres: reversed graph embedding on a tree of k-means-initialised centres, soft assignments, closed-form W, Z, C (Prop. 5).",
         reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.3, eq. 31-33, Alg. 2; R package DDRTree 0.1.5 (Monocle 2)",
         version: 1,
+        output: OutputKind::PrincipalGraph,
+        needs_labels: false,
+        accepts_init: true,
+        inductive: false,
         params,
         build: |p| {
             let k = p.usize("ncenter");

@@ -55,8 +55,9 @@ use structdr_numerics::neighbours::{knn, symmetrised_edges};
 use structdr_numerics::clustering::kmeans_pooled_seeding;
 use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{choice, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, Output, Trace};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::{sq_dists, Cholesky};
@@ -603,7 +604,9 @@ impl Embedder for Rpg {
     fn name(&self) -> &'static str {
         self.name_str()
     }
-    fn fit(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let (x, seed) = (input.x, input.seed);
         let g = self.fit_graph(x, seed)?;
         let k = g.centres.nrows();
         let mut notes = g.notes;
@@ -611,16 +614,10 @@ impl Embedder for Rpg {
         if let Some(last) = g.history.last() {
             notes.push(format!("final objective rho = {last:.10e} after {} iterations (converged: {})", g.iterations, g.converged));
         }
-        Ok(Fitted {
-            embedding: g.projection,
-            graph: Some(Graph { n_vertices: k, edges: g.edges }),
-            centres: Some(g.centres),
-            history: g.history,
-            iterations: g.iterations,
-            converged: g.converged,
-            notes,
-            ..Default::default()
-        })
+        let graph = crate::api::PrincipalGraph { centres: g.centres, edges: g.edges, projection: g.projection };
+        let mut fitted = Fitted::new(Output::PrincipalGraph(graph), Trace::iterative(g.history, g.iterations, g.converged, ""));
+        fitted.notes = notes;
+        Ok(fitted)
     }
 }
 
@@ -660,6 +657,10 @@ pub(crate) fn info_tree() -> MethodInfo {
         summary: "Regularized principal tree (SimplePPT): centres C in the input space, soft assignment P (softmax, sigma), minimum spanning tree W on ||c_k - c_l||^2, C = (2/gamma L + Lambda)^-1 P^T X; embedding = P C.",
         reference: REF,
         version: 1,
+        output: OutputKind::PrincipalGraph,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: common_params(NC_DOC, 0.01, 10.0, 1.0, "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)", "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)"),
         build: |p| Ok(Box::new(build(p, GraphKind::Tree, false))),
     }
@@ -671,6 +672,10 @@ pub(crate) fn info_l1() -> MethodInfo {
         summary: "Regularized principal L1 graph: as rpg-tree but W from the LP min tr(Phi^T W) + lambda ||Z (I - W)||_1, W >= 0 symmetric, on the nn-NN side information (004 eq. 19 / 23, clarabel); embedding = P C.",
         reference: REF,
         version: 1,
+        output: OutputKind::PrincipalGraph,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: common_params(NC_DOC, 0.01, 10.0, 1.0, "weight lambda >= 0 of the L1 reconstruction term sum_k ||z_k - sum_l w_lk z_l||_1 (Z = the initial centres)", "side information: candidate edges are the symmetrised nn-NN graph of the initial centres (eq. 23); 0 = all pairs (eq. 19, K <= 400)"),
         build: |p| Ok(Box::new(build(p, GraphKind::L1, false))),
     }
@@ -691,6 +696,10 @@ pub(crate) fn info_landmark() -> MethodInfo {
         summary: "Landmark regularized principal graph (004 Algorithm 2): K << N k-means landmarks, then the rpg-tree / rpg-l1 iterations over them at O(N K D + K^3) per iteration; embedding = P C.",
         reference: REF,
         version: 1,
+        output: OutputKind::PrincipalGraph,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params,
         build: |p| Ok(Box::new(build(p, if p.str("graph") == "l1" { GraphKind::L1 } else { GraphKind::Tree }, true))),
     }

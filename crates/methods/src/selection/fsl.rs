@@ -45,15 +45,19 @@
 //! budget `lambda` not spent on edges.
 //!
 //! ## Output ([`Fitted`])
-//! `feature_weights = theta`; `graph` = the symmetrised `(W + W^T)/2` off the diagonal; the
-//! embedding is `X` restricted to the `n_selected` top-ranked features (ranked by `theta`
-//! descending, ties among `theta_r = 0` broken by the theta-gradient ascending, i.e. the feature
-//! closest to entering; then by index), in rank order. `n_selected = 0` keeps the support
-//! `{r : theta_r > 0}`. This lets the k-means protocol of Table III run on the selected features.
+//! [`crate::api::Output::FeatureScores`]: weights `theta` and the ranking (`theta` descending, ties
+//! among `theta_r = 0` broken by the theta-gradient ascending, i.e. the feature closest to
+//! entering; then by index); `graph` = the symmetrised `(W + W^T)/2` off the diagonal. The number
+//! of selected features `n_selected` is an evaluation-stage parameter: the runner fits once per
+//! (lambda, gamma, b, ...) cell and scores `X` restricted to the top `n_selected` features for
+//! every value of the grid ([`crate::api::FeatureScores::select`]; `n_selected = 0` keeps the
+//! support `{r : theta_r > 0}`). This is how the k-means protocol of Table III runs on the selected
+//! features.
 
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{float, int, MethodInfo};
-use crate::api::{check_input, numerical, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::{check_input, numerical, Embedder, FeatureScores, Output, Trace, FitInput, refuse_init, Fitted, Graph, MethodError, Result};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use structdr_linalg::eigh;
 use structdr_numerics::graphs::laplacian::of_dense as laplacian;
@@ -78,15 +82,13 @@ pub struct Fsl {
     pub max_iter: usize,
     /// Relative-decrease stopping tolerance (see the module doc).
     pub tol: f64,
-    /// Features kept in the embedding (0 = every feature with `theta_r > 0`).
-    pub n_selected: usize,
     /// Whether `w_ii` belongs to the variables (see the module doc); default false (`w_ii = 0`).
     pub self_loops: bool,
 }
 
 impl Default for Fsl {
     fn default() -> Self {
-        Fsl { lambda: 10.0, gamma: 100.0, b: 1.0, max_iter: 500, tol: 1e-6, n_selected: 0, self_loops: false }
+        Fsl { lambda: 10.0, gamma: 100.0, b: 1.0, max_iter: 500, tol: 1e-6, self_loops: false }
     }
 }
 
@@ -209,9 +211,6 @@ impl Fsl {
         }
         if !(self.b > 0.0 && self.b <= m as f64) {
             return bad(format!("b = {} must be in (0, M] = (0, {m}]", self.b));
-        }
-        if self.n_selected > m {
-            return bad(format!("n_selected = {} exceeds the number of features M = {m}", self.n_selected));
         }
         if !(self.tol >= 0.0 && self.tol.is_finite()) {
             return bad(format!("tol = {} must be finite and >= 0", self.tol));
@@ -351,59 +350,16 @@ pub fn rank_features(theta: ArrayView1<f64>, grad: ArrayView1<f64>) -> Vec<usize
     idx
 }
 
-/// Solutions kept by [`Fsl::solve_cached`] (most recent last).
-pub const CACHE_CAPACITY: usize = 4;
-
-type CacheKey = (usize, usize, u64, u64, [u64; 5], bool);
-static SOLUTIONS: std::sync::Mutex<Vec<(CacheKey, std::sync::Arc<FslSolution>)>> = std::sync::Mutex::new(Vec::new());
-
-fn data_key(x: ArrayView2<f64>) -> (u64, u64) {
-    use std::hash::Hasher;
-    // two independent 64-bit hashes of the exact bits (FNV-1a and SipHash): a 128-bit key
-    let mut fnv: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut sip = std::collections::hash_map::DefaultHasher::new();
-    for v in x.iter() {
-        let b = v.to_bits();
-        fnv = (fnv ^ b).wrapping_mul(0x0000_0100_0000_01b3);
-        sip.write_u64(b);
-    }
-    (fnv, sip.finish())
-}
-
-impl Fsl {
-    /// [`Fsl::solve`] memoised on (exact data bits, lambda, gamma, b, max_iter, tol): the solution
-    /// does not depend on `n_selected`, so the Table III grid over the number of selected features
-    /// (one runner cell per `n_selected`) solves once per (data, lambda, b). Keeps the last
-    /// [`CACHE_CAPACITY`] solutions; concurrent misses on one key may both compute (same result).
-    pub fn solve_cached(&self, x: ArrayView2<f64>) -> Result<std::sync::Arc<FslSolution>> {
-        let (h1, h2) = data_key(x);
-        let key: CacheKey = (x.nrows(), x.ncols(), h1, h2, [self.lambda.to_bits(), self.gamma.to_bits(), self.b.to_bits(), self.max_iter as u64, self.tol.to_bits()], self.self_loops);
-        if let Some((_, s)) = SOLUTIONS.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key) {
-            return Ok(s.clone());
-        }
-        let sol = std::sync::Arc::new(self.solve(x)?);
-        let mut cache = SOLUTIONS.lock().unwrap_or_else(|e| e.into_inner());
-        if !cache.iter().any(|(k, _)| *k == key) {
-            if cache.len() >= CACHE_CAPACITY {
-                cache.remove(0);
-            }
-            cache.push((key, sol.clone()));
-        }
-        Ok(sol)
-    }
-}
-
 impl Embedder for Fsl {
     fn name(&self) -> &'static str {
         NAME
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
-        let sol = self.solve_cached(x)?;
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
+        let sol = self.solve(x)?;
         let rank = rank_features(sol.theta.view(), sol.grad_theta.view());
         let support = sol.theta.iter().filter(|&&t| t > 0.0).count();
-        let keep = if self.n_selected == 0 { support } else { self.n_selected };
-        let cols = &rank[..keep];
-        let embedding = x.select(Axis(1), cols);
         let n = x.nrows();
         let mut edges = Vec::new();
         for i in 0..n {
@@ -417,23 +373,17 @@ impl Embedder for Fsl {
         let top: Vec<String> = rank.iter().take(5).map(|&r| format!("{r}:{:.4}", sol.theta[r])).collect();
         let notes = vec![
             format!(
-                "theta support {support} of {}; top features {}; embedding = X restricted to {keep} top-ranked features",
+                "theta support {support} of {}; top features {}",
                 x.ncols(),
                 top.join(" ")
             ),
             format!("initial objective {:.6e}; {} eigendecompositions in {} iterations", sol.initial_objective, sol.eigendecompositions, sol.iterations),
         ];
-        Ok(Fitted {
-            embedding,
-            graph: Some(Graph { n_vertices: n, edges }),
-            components: None,
-            feature_weights: Some(sol.theta.clone()),
-            history: sol.history.clone(),
-            iterations: sol.iterations,
-            converged: sol.converged,
-            notes,
-            centres: None,
-        })
+        let scores = FeatureScores { weights: sol.theta, ranking: rank };
+        let mut fitted = Fitted::new(Output::FeatureScores(scores), Trace::iterative(sol.history, sol.iterations, sol.converged, ""));
+        fitted.graph = Some(Graph { n_vertices: n, edges });
+        fitted.notes = notes;
+        Ok(fitted)
     }
 }
 
@@ -441,16 +391,20 @@ pub(crate) fn info() -> MethodInfo {
     let d = Fsl::default();
     MethodInfo {
         name: NAME,
-        summary: "FSL feature selection: min over W (rows on the lambda-simplex) and theta (sum b, in [0,1]) of -1/2 sum_r log det(gamma I + 4 theta_r L_W) + sum_ij w_ij sum_r theta_r (x_ir - x_jr)^2; returns theta as feature weights and X on the top n_selected features as the embedding.",
+        summary: "FSL feature selection: min over W (rows on the lambda-simplex) and theta (sum b, in [0,1]) of -1/2 sum_r log det(gamma I + 4 theta_r L_W) + sum_ij w_ij sum_r theta_r (x_ir - x_jr)^2; returns theta as feature weights and the features ranked (the runner scores X on the top n_selected).",
         reference: "Wang & Li, Learning Low-Dimensional Latent Graph Structures: A Density Estimation Approach, TNNLS 2020, §IV, Alg. 2 (problem 34, Prop. 5)",
         version: 1,
+        output: OutputKind::FeatureScores,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: vec![
             float("lambda", 1e-12, 1e12, d.lambda, "row sum of W: sum_j w_ij = lambda (paper: 10 on two moons and in Fig. 8; tuned in [0.1, 10] for Table III)"),
             float("gamma", 1e-12, 1e12, d.gamma, "prior precision; larger gamma gives a sparser theta (paper: 100 throughout)"),
             float("b", 1e-12, 1e12, d.b, "sum of the feature weights theta, 0 < b <= M (paper: 1 on two moons; tuned in [0.1, 40] for Table III)"),
             int("max_iter", 1, d.max_iter as i64, "iteration cap of the projected-gradient loop"),
             float("tol", 0.0, 1.0, d.tol, "stop when an iteration decreases g by at most tol * |g - g_0|, g_0 = -(M N / 2) log gamma"),
-            int("n_selected", 0, d.n_selected as i64, "features kept in the embedding, top-ranked by theta (0 = the support of theta)"),
+            int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features (0 = the support of theta); one fit serves every value").evaluation_stage(),
         ],
         build: |p| {
             Ok(Box::new(Fsl {
@@ -459,7 +413,6 @@ pub(crate) fn info() -> MethodInfo {
                 b: p.float("b"),
                 max_iter: p.usize("max_iter"),
                 tol: p.float("tol"),
-                n_selected: p.usize("n_selected"),
                 self_loops: false,
             }))
         },
@@ -714,7 +667,7 @@ mod tests {
     #[test]
     fn objective_is_monotone_and_planted_features_are_selected() {
         let x = planted(40, 30, 7);
-        let fsl = Fsl { lambda: 2.0, gamma: 100.0, b: 1.0, max_iter: 300, tol: 1e-10, n_selected: 2, self_loops: false };
+        let fsl = Fsl { lambda: 2.0, gamma: 100.0, b: 1.0, max_iter: 300, tol: 1e-10, self_loops: false };
         let sol = fsl.solve(x.view()).unwrap();
         let mut prev = sol.initial_objective;
         for (t, &f) in sol.history.iter().enumerate() {
@@ -740,7 +693,7 @@ mod tests {
         // Projected-gradient stationarity in theta: theta = P_Theta(theta - s grad) for a step s,
         // and every feasible perturbation along a pair of coordinates does not decrease g.
         let x = planted(30, 12, 8);
-        let fsl = Fsl { lambda: 2.0, gamma: 10.0, b: 2.0, max_iter: 2000, tol: 1e-13, n_selected: 0, self_loops: false };
+        let fsl = Fsl { lambda: 2.0, gamma: 10.0, b: 2.0, max_iter: 2000, tol: 1e-13, self_loops: false };
         let sol = fsl.solve(x.view()).unwrap();
         let xc = &x - &x.mean_axis(Axis(0)).unwrap().insert_axis(Axis(0));
         let e = eigh(laplacian(sol.w.view()).view()).unwrap();
@@ -776,18 +729,21 @@ mod tests {
         let (_, m) = crate::lookup("fsl").unwrap().instantiate(&[("n_selected".to_string(), crate::ParamValue::Int(3)), ("lambda".to_string(), crate::ParamValue::Float(2.0))].into_iter().collect()).unwrap();
         let f1 = m.fit(x.view(), 0).unwrap();
         let f2 = m.fit(x.view(), 5).unwrap();
-        assert_eq!(f1.embedding, f2.embedding);
-        assert_eq!(f1.history, f2.history);
-        let theta = f1.feature_weights.as_ref().unwrap();
+        assert_eq!(f1.output, f2.output);
+        assert_eq!(f1.trace.history, f2.trace.history);
+        let scores = f1.feature_scores().unwrap();
+        let theta = &scores.weights;
         assert_eq!(theta.len(), 12);
         assert!((theta.sum() - 1.0).abs() < 1e-12);
-        assert_eq!(f1.embedding.dim(), (30, 3));
-        // columns are the top-ranked features of X, in rank order
+        assert!(f1.check_shape(30, 12).is_ok());
+        // the selected columns are the top-ranked features of X, in rank order
         let mut order: Vec<usize> = (0..12).collect();
         order.sort_by(|&a, &b| theta[b].total_cmp(&theta[a]));
-        assert_eq!(f1.embedding.column(0), x.column(order[0]));
+        let sel = scores.select(x.view(), 3).unwrap();
+        assert_eq!(sel.dim(), (30, 3));
+        assert_eq!(sel.column(0), x.column(order[0]));
         assert!(f1.graph.as_ref().unwrap().edges.iter().all(|&(i, j, w)| i < j && w > 0.0));
-        assert!(f1.iterations > 0 && !f1.history.is_empty());
+        assert!(f1.trace.iterations > 0 && !f1.trace.history.is_empty());
     }
 
     #[test]
@@ -797,7 +753,6 @@ mod tests {
         assert!(fsl.fit(x.view(), 0).is_err());
         let x = array![[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]];
         assert!(Fsl { b: 3.0, ..Fsl::default() }.fit(x.view(), 0).unwrap_err().to_string().contains("b = 3"));
-        assert!(Fsl { n_selected: 3, ..Fsl::default() }.fit(x.view(), 0).unwrap_err().to_string().contains("n_selected"));
         let x = Array2::<f64>::ones((5, 3));
         assert!(fsl.fit(x.view(), 0).unwrap_err().to_string().contains("constant"));
         assert!(fsl.fit(Array2::<f64>::zeros((0, 3)).view(), 0).is_err());

@@ -1,8 +1,10 @@
 //! The identity "embedding" `Y = X`: the no-reduction baseline (and a check of the metrics).
 
 use crate::api::info::MethodInfo;
-use crate::api::{check_input, Embedder, Fitted, Result};
-use ndarray::ArrayView2;
+use crate::api::OutputKind;
+use crate::api::{check_features, check_input, refuse_init, Embedder, FitInput, Fitted, Result, Transform};
+use ndarray::{Array2, ArrayView2};
+use std::sync::Arc;
 
 /// `Y = X`.
 #[derive(Debug, Clone, Default)]
@@ -12,9 +14,26 @@ impl Embedder for Identity {
     fn name(&self) -> &'static str {
         "identity"
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         check_input("identity", &x, 1)?;
-        Ok(Fitted::closed_form(x.to_owned()))
+        let mut f = Fitted::closed_form(x.to_owned());
+        f.transform = Some(Arc::new(IdentityTransform { n_features: x.ncols() }));
+        Ok(f)
+    }
+}
+
+/// The out-of-sample map of [`Identity`]: `x -> x` (checks the feature count).
+#[derive(Debug, Clone)]
+pub struct IdentityTransform {
+    n_features: usize,
+}
+
+impl Transform for IdentityTransform {
+    fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
+        check_features("identity", &x, self.n_features)?;
+        Ok(x.to_owned())
     }
 }
 
@@ -24,6 +43,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "No reduction: the embedding is the input, Y = X.",
         reference: "baseline",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: true,
         params: vec![],
         build: |_| Ok(Box::new(Identity)),
     }

@@ -17,9 +17,11 @@
 //! and N^2 doubles of memory (200 MB at N = 5000).
 
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{dim, float, MethodInfo};
-use crate::api::{check_input, numerics, Embedder, Fitted, MethodError, Result};
+use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform};
 use ndarray::{ArrayView2, Axis};
+use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use structdr_linalg::sq_dists;
@@ -79,11 +81,44 @@ pub fn median_pairwise_distance(sq: ArrayView2<f64>) -> f64 {
     }
 }
 
+/// The out-of-sample map of [`KernelPca`] (Nystrom extension, Schölkopf et al. 1998 eq. 5):
+/// `k(x) = exp(-||x - x_i||^2 / (2 sigma^2))` against the training samples, centred with the
+/// training kernel's row means `r` and grand mean `t`, `kc(x)_i = k(x)_i - mean(k(x)) - r_i + t`,
+/// projected as `y(x) = kc(x)^T Y Lambda^-1` (with `Y = V Lambda^{1/2}` this is
+/// `kc(x)^T V Lambda^{-1/2}`; on a training sample it returns that sample's embedding).
+#[derive(Debug, Clone)]
+pub struct KpcaTransform {
+    mean: ndarray::Array1<f64>,
+    train: ndarray::Array2<f64>,
+    inv_two_sigma_sq: f64,
+    row_means: ndarray::Array1<f64>,
+    total: f64,
+    proj: ndarray::Array2<f64>,
+}
+
+impl Transform for KpcaTransform {
+    fn transform(&self, x: ArrayView2<f64>) -> Result<ndarray::Array2<f64>> {
+        check_features("kpca", &x, self.mean.len())?;
+        let xc = &x - &self.mean.view().insert_axis(Axis(0));
+        let mut k = structdr_linalg::sq_dists_between(xc.view(), self.train.view());
+        k.mapv_inplace(|d2| (-d2 * self.inv_two_sigma_sq).exp());
+        for mut row in k.rows_mut() {
+            let m = row.mean().unwrap_or(0.0);
+            for (v, r) in row.iter_mut().zip(self.row_means.iter()) {
+                *v = *v - m - r + self.total;
+            }
+        }
+        Ok(k.dot(&self.proj))
+    }
+}
+
 impl Embedder for KernelPca {
     fn name(&self) -> &'static str {
         "kpca"
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         check_input("kpca", &x, 2)?;
         let n = x.nrows();
         crate::api::check_dense_size("kpca", n)?;
@@ -103,8 +138,19 @@ impl Embedder for KernelPca {
         let sigma = self.bandwidth * m;
         let inv = 1.0 / (2.0 * sigma * sigma);
         k.mapv_inplace(|d2| (-d2 * inv).exp());
+        // Row means and grand mean of the uncentred kernel: the Nystrom extension centres a new
+        // sample's kernel row with them.
+        let row_means = k.mean_axis(Axis(1)).expect("n > 0");
+        let total = row_means.mean().expect("n > 0");
         let (y, values) = kernel_pca(k, self.dim).map_err(numerics("kpca"))?;
-        let mut f = Fitted::closed_form(y);
+        let mut f = Fitted::closed_form(y.clone());
+        if values.iter().all(|&l| l > 0.0) {
+            let scale = values.mapv(|l| 1.0 / l);
+            let proj = &y * &scale.view().insert_axis(Axis(0));
+            f.transform = Some(Arc::new(KpcaTransform { mean, train: xc.to_owned(), inv_two_sigma_sq: inv, row_means, total, proj }));
+        } else {
+            f.notes.push("no out-of-sample transform: a kept eigenvalue of the centred kernel is not positive".into());
+        }
         f.notes.push(format!(
             "median pairwise distance m = {m:.6e}{}; sigma = bandwidth * m = {sigma:.6e}; top eigenvalues of the centred kernel: {:?}",
             if n > MEDIAN_EXACT_MAX_N { format!(" (estimated from {MEDIAN_PAIRS} sampled pairs)") } else { String::new() },
@@ -120,6 +166,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "Gaussian kernel PCA: K_ij = exp(-||x_i - x_j||^2 / (2 (b m)^2)) with m the median pairwise distance, Kc = H K H, Y = V_d diag(sqrt(lambda_d)).",
         reference: "Schölkopf, Smola & Müller 1998; drtoolbox KernelPCA ('gauss'); scikit-learn KernelPCA(kernel='rbf')",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: true,
         params: vec![
             dim(),
             float(
@@ -148,7 +198,7 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
         let x = Array2::from_shape_fn((40, 5), |(_, j)| rng.gen_range(-1.0..1.0) * (j + 1) as f64);
         let (y, _) = kernel_pca(x.dot(&x.t()), 3).unwrap();
-        let p = Pca { dim: 3 }.fit(x.view(), 0).unwrap().embedding;
+        let p = Pca { dim: 3 }.fit(x.view(), 0).unwrap().into_embedding().unwrap();
         for c in 0..3 {
             let s = y.column(c).dot(&p.column(c)).signum();
             let diff = (&y.column(c) * s - p.column(c)).mapv(f64::abs).fold(0.0f64, |a, &b| a.max(b));

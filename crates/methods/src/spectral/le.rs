@@ -23,9 +23,10 @@
 use crate::api::info::disconnected_param;
 use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{check_input, numerics, Embedder, Fitted, Graph, MethodError, Result};
-use ndarray::{Array2, ArrayView2};
+use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result};
+use ndarray::Array2;
 use structdr_numerics::spectral::bottom_nontrivial;
 
 /// Largest N for which KPCA, LE and LLE build their dense N x N matrix (the matrix plus the
@@ -100,7 +101,9 @@ impl Embedder for LaplacianEigenmaps {
     fn name(&self) -> &'static str {
         "le"
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         check_input("le", &x, 2)?;
         let n = x.nrows();
         check_dense_size("le", n)?;
@@ -143,6 +146,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "Laplacian eigenmaps: generalised eigenvectors 2..d+1 of L v = lambda D v on the symmetrised k-NN graph, W_ij = exp(-||x_i - x_j||^2 / t) or 1.",
         reference: "Belkin & Niyogi 2003; drtoolbox laplacian_eigen (k = 12, sigma = 1); scikit-learn spectral_embedding",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: vec![
             dim(),
             int("k", 1, 12, "neighbours per sample before symmetrisation (i ~ j if j in kNN(i) or i in kNN(j)); 12 as in drtoolbox"),

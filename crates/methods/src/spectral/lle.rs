@@ -19,8 +19,9 @@
 use crate::api::info::disconnected_param;
 use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{dim, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::Cholesky;
@@ -73,7 +74,9 @@ impl Embedder for Lle {
     fn name(&self) -> &'static str {
         "lle"
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         check_input("lle", &x, 2)?;
         let n = x.nrows();
         crate::api::check_dense_size("lle", n)?;
@@ -122,6 +125,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "Locally linear embedding: barycentric weights (G_i + reg tr(G_i) I) w = 1 on the k-NN, then eigenvectors 2..d+1 of M = (I - W)^T (I - W).",
         reference: "Roweis & Saul 2000; scikit-learn LocallyLinearEmbedding(method='standard'); drtoolbox lle (k = 12)",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: vec![
             dim(),
             int("k", 1, 12, "neighbours per sample (12 as in drtoolbox; scikit-learn defaults to 5)"),

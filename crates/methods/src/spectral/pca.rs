@@ -4,10 +4,12 @@
 //! `Xc^T Xc / (N-1) = V Lambda V^T` (descending), the embedding is `Y = Xc V_d`: the scores on the
 //! first d principal axes. Axis signs are canonicalised (largest |loading| positive).
 
+use crate::api::OutputKind;
 use crate::api::info::{dim, MethodInfo};
 use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, Embedder, Fitted, MethodError, Result};
-use ndarray::ArrayView2;
+use crate::api::{check_input, numerical, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform};
+use ndarray::{Array2, ArrayView2};
+use std::sync::Arc;
 use structdr_linalg::Pca as PcaBasis;
 
 /// PCA to `dim` dimensions.
@@ -21,14 +23,32 @@ impl Embedder for Pca {
     fn name(&self) -> &'static str {
         "pca"
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         check_input("pca", &x, 2)?;
         let max_dim = x.ncols().min(x.nrows());
         if self.dim > max_dim {
             return Err(MethodError::Input { method: "pca", reason: format!("dim = {} exceeds min(N, D) = {max_dim}", self.dim) });
         }
         let basis = PcaBasis::fit(x).map_err(numerical("pca"))?;
-        Ok(Fitted::closed_form(basis.transform(x, self.dim)))
+        let mut f = Fitted::closed_form(basis.transform(x, self.dim));
+        f.transform = Some(Arc::new(PcaTransform { basis, dim: self.dim }));
+        Ok(f)
+    }
+}
+
+/// The out-of-sample map of [`Pca`]: `x -> (x - mu)^T V_d`, the training mean and axes.
+#[derive(Debug, Clone)]
+pub struct PcaTransform {
+    basis: PcaBasis,
+    dim: usize,
+}
+
+impl Transform for PcaTransform {
+    fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
+        check_features("pca", &x, self.basis.mean.len())?;
+        Ok(self.basis.transform(x, self.dim))
     }
 }
 
@@ -38,6 +58,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "Principal component analysis: Y = (X - 1 mu^T) V_d with V_d the top-d eigenvectors of the sample covariance.",
         reference: "Pearson 1901; baseline of every table",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: true,
         params: vec![dim()],
         build: |p| Ok(Box::new(Pca { dim: p.usize("dim") })),
     }
@@ -52,7 +76,7 @@ mod tests {
     #[test]
     fn scores_have_the_covariance_eigenvalues_as_variances() {
         let x = array![[2.5, 2.4, 0.1], [0.5, 0.7, 0.3], [2.2, 2.9, 0.2], [1.9, 2.2, 0.5], [3.1, 3.0, 0.4], [2.3, 2.7, 0.1], [2.0, 1.6, 0.2], [1.0, 1.1, 0.6]];
-        let y = Pca { dim: 2 }.fit(x.view(), 0).unwrap().embedding;
+        let y = Pca { dim: 2 }.fit(x.view(), 0).unwrap().into_embedding().unwrap();
         let basis = PcaBasis::fit(x.view()).unwrap();
         for j in 0..2 {
             let c = y.column(j);

@@ -37,8 +37,9 @@ use super::pair_dual::{edges_above, for_each_pair, log_det_grad, n_pairs};
 use super::pair_dual::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
 use structdr_numerics::optim::Solver;
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_numerics::affinities::perplexity_affinities;
 use structdr_linalg::{sq_dists, Cholesky, LinalgError};
@@ -160,7 +161,9 @@ impl Embedder for Esl {
     fn name(&self) -> &'static str {
         "esl"
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         check_pair_problem("esl", &x, self.dim, self.max_iter, self.tol)?;
         let n = x.nrows();
         if !(self.lambda_v > 0.0 && self.lambda_v < 1.0) {
@@ -190,15 +193,9 @@ impl Embedder for Esl {
         let (labels, count) = structdr_numerics::graphs::connected_components(n, &edges);
         let sizes = structdr_numerics::graphs::component_sizes(&labels, count);
         let embedding = component_embedding(n, &edges, &labels, count, self.dim)?;
-        let mut fitted = Fitted {
-            embedding,
-            graph: Some(Graph { n_vertices: n, edges: edges.clone() }),
-            components: Some(labels),
-            history: r.history.clone(),
-            iterations: r.iterations,
-            converged: r.converged,
-            ..Default::default()
-        };
+        let mut fitted = Fitted::new(Output::Embedding(embedding), Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()));
+        fitted.graph = Some(Graph { n_vertices: n, edges: edges.clone() });
+        fitted.components = Some(labels);
         fitted.notes.push(format!(
             "perplexity {}: max |H_i - ln u| = {perp_err:.2e}; lambda_u = {lambda_u:.6e} (eq. 26), lambda = lambda_v lambda_u = {:.6e}",
             self.perplexity, obj.lambda
@@ -228,6 +225,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (projected L-BFGS or L-BFGS-B over all pairs), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
         reference: "Wang & Li, Learning low-dimensional latent graph structures: a density estimation approach, IEEE TNNLS 2020 (§III, Alg. 1)",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: vec![
             dim(),
             float("lambda", 0.0, 1.0, 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),
@@ -305,7 +306,7 @@ mod tests {
         let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 8.0, max_iter: 500, tol: 1e-6, solver: Solver::Projected };
         let f = e.fit(x.view(), 0).unwrap();
         eprintln!("{:#?}", f.notes);
-        for w in f.history.windows(2) {
+        for w in f.trace.history.windows(2) {
             assert!(w[1] <= w[0] + 1e-12 * w[0].abs(), "f increased: {} -> {}", w[0], w[1]);
         }
         let comps = f.components.as_ref().unwrap();
@@ -331,7 +332,7 @@ mod tests {
         let pg = projected_gradient_norm(&w, &g, &vec![0.0; w.len()], &vec![1.0; w.len()]);
         assert!(pg < 1e-4 * obj.initial_kkt_residual(1.0), "KKT residual {pg}");
         // every component embedding is centred
-        let y = &f.embedding;
+        let y = &f.embedding().unwrap();
         for c in [comps[0], comps[25]] {
             let rows: Vec<usize> = (0..50).filter(|&i| comps[i] == c).collect();
             for t in 0..2 {

@@ -28,8 +28,9 @@
 use super::pair_dual::{check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
 use structdr_numerics::optim::Solver;
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, LinalgError};
 
@@ -151,7 +152,9 @@ impl Embedder for Mpme {
     fn name(&self) -> &'static str {
         "mpme"
     }
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         check_pair_problem("mpme", &x, self.dim, self.max_iter, self.tol)?;
         let n = x.nrows();
         if !(self.lambda > 0.0 && self.lambda.is_finite()) {
@@ -191,14 +194,8 @@ impl Embedder for Mpme {
         let edges = edges_above(n, &r.x, 0.0);
         let nnz = edges.len();
         let at_upper = if upper.is_finite() { r.x.iter().filter(|&&v| v >= upper).count() } else { 0 };
-        let mut fitted = Fitted {
-            embedding,
-            graph: Some(Graph { n_vertices: n, edges }),
-            history: r.history.clone(),
-            iterations: r.iterations,
-            converged: r.converged,
-            ..Default::default()
-        };
+        let mut fitted = Fitted::new(Output::Embedding(embedding), Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()));
+        fitted.graph = Some(Graph { n_vertices: n, edges });
         fitted.notes.push(format!(
             "{} (m = {}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",
             solver_label(self.solver),
@@ -221,6 +218,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "Maximum posterior manifold embedding: max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>, 0 <= w_ij <= 4C (projected L-BFGS or L-BFGS-B over all N(N-1)/2 pairs), then KPCA on (L + lambda I)^-1 or the generalised eigenproblem (L + lambda I) F = D_lambda F Lambda.",
         reference: "Mao, Wang & Tsang, A unified probabilistic framework for robust manifold learning and embedding, Mach. Learn. 2017 (eqs. 10-17)",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: vec![
             dim(),
             float("lambda", 1e-12, 1e12, 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),
@@ -288,8 +289,8 @@ mod tests {
         let x = circle(40, 0.05, 4);
         let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 500, tol: 1e-7, embedding: MpmeEmbedding::Kpca, solver: Solver::Projected };
         let f = m.fit(x.view(), 0).unwrap();
-        assert!(f.converged, "{:?}", f.notes);
-        for w in f.history.windows(2) {
+        assert!(f.trace.converged, "{:?}", f.notes);
+        for w in f.trace.history.windows(2) {
             assert!(w[1] <= w[0] + 1e-12 * w[0].abs(), "F increased: {} -> {}", w[0], w[1]);
         }
         let obj = MpmeObjective::from_data(x.view(), 2, 1.0);
@@ -308,12 +309,12 @@ mod tests {
         assert!(e.len() < n_pairs(40) / 2, "{} edges", e.len());
         assert!(e.iter().any(|&(i, j, _)| (i, j) == (0, 1)));
         // a circle embeds as a closed curve: radius roughly constant
-        let r: Vec<f64> = f.embedding.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
+        let r: Vec<f64> = f.embedding().unwrap().rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
         let (lo, hi) = r.iter().fold((f64::MAX, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
         assert!(lo > 0.5 * hi, "circle radii in [{lo}, {hi}]");
         // geig embedding runs and is D_lambda-orthonormal
         let g = Mpme { embedding: MpmeEmbedding::Geig, ..m.clone() }.fit(x.view(), 0).unwrap();
-        assert_eq!(g.embedding.dim(), (40, 2));
+        assert_eq!(g.embedding().unwrap().dim(), (40, 2));
     }
 
     /// Perturbing the optimum inside the box must not lower F (it is the global minimiser), for

@@ -40,9 +40,10 @@
 
 use structdr_numerics::neighbours::{knn, symmetrised_edges};
 use crate::api::ParamMapExt;
+use crate::api::OutputKind;
 use crate::api::info::{dim, float, int, MethodInfo};
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
-use crate::api::{check_input, numerical, numerics, Embedder, Fitted, Graph, MethodError, Result};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh_top};
 
@@ -365,7 +366,9 @@ impl Embedder for Spl {
         NAME
     }
 
-    fn fit(&self, x: ArrayView2<f64>, _seed: u64) -> Result<Fitted> {
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        refuse_init(self.name(), input)?;
+        let x = input.x;
         self.validate(&x)?;
         let n = x.nrows();
         let knn = knn(x, self.k).map_err(numerics(NAME))?;
@@ -390,7 +393,7 @@ impl Embedder for Spl {
         let embedding = prob.embedding(&s, &eval)?;
         let active: Vec<(usize, usize, f64)> =
             prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
-        let mut f = Fitted { embedding, history, iterations, converged, ..Default::default() };
+        let mut f = Fitted::new(Output::Embedding(embedding), Trace::iterative(history, iterations, converged, ""));
         f.notes.push(format!(
             "graph: {} edges (symmetrised {}-NN), {} with s > 0 at the end; backend {:?}; sparse Cholesky of Q: {} ordering, nnz(L) = {} ({} supernodes, {:.3e} flops per factorisation)",
             prob.n_edges(),
@@ -424,6 +427,10 @@ pub(crate) fn info() -> MethodInfo {
         summary: "Structured projection learning: projected subgradient ascent on the dual f(S) = d/2 log det Q - <S, Phi> - ||S||^2/(4C) - gamma^2/8 sum top-d eig(Y^T Q^-1 Y), Q = L_S + (gamma+1)/4 I on the K-NN graph; X = (gamma/4) Q^-1 Y W, or KPCA on (4L + I)^-1 when gamma = 0.",
         reference: "Wang, Probabilistic Dimensionality Reduction via Structure Learning (TPAMI 2019), §3.3, Algorithm 1, eqs. (17)-(23)",
         version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
         params: vec![
             dim(),
             int("k", 1, 10, "neighbours per sample of the K-NN graph that supports S (symmetrised: i ~ j if j in kNN(i) or i in kNN(j))"),
@@ -614,7 +621,7 @@ mod tests {
         let x = helix(60, 7);
         let m = Spl { dim: 2, k: 5, c: 1e3, gamma: 0.0, max_iter: 30, tol: 0.0 };
         let fit = m.fit(x.view(), 0).unwrap();
-        assert_eq!(fit.iterations, 30);
+        assert_eq!(fit.trace.iterations, 30);
         // independent dense reference: L from the returned S, Sigma = (4L + I)^-1, centred KPCA
         let n = x.nrows();
         let g = fit.graph.as_ref().unwrap();
@@ -633,7 +640,7 @@ mod tests {
         let e = eigh_top(kc.view(), 2).unwrap();
         for c in 0..2 {
             let want = &e.vectors.column(c) * e.values[c].sqrt();
-            let got = fit.embedding.column(c);
+            let got = fit.embedding().unwrap().column(c);
             let sg = got.dot(&want).signum();
             let d = (&got * sg - &want).mapv(f64::abs).fold(0.0f64, |a, &b| a.max(b));
             assert!(d < 1e-9, "column {c}: {d:e}");
@@ -661,11 +668,11 @@ mod tests {
         let x = helix(40, 8);
         let m = Spl { dim: 2, k: 4, c: 1e3, gamma: 2.0, max_iter: 0, tol: 0.0 };
         let fit = m.fit(x.view(), 0).unwrap();
-        assert_eq!(fit.history.len(), 1);
+        assert_eq!(fit.trace.history.len(), 1);
         let p = structdr_linalg::Pca::fit(x.view()).unwrap().transform(x.view(), 2);
         for c in 0..2 {
             let want = &p.column(c) * (2.0 / 3.0);
-            let got = fit.embedding.column(c);
+            let got = fit.embedding().unwrap().column(c);
             let sg = got.dot(&want).signum();
             assert!((&got * sg - &want).mapv(f64::abs).fold(0.0f64, |a, &b| a.max(b)) < 1e-10);
         }
@@ -731,12 +738,12 @@ mod tests {
         let m = Spl { dim: 2, k: 6, c: f64::INFINITY, gamma: 1e-3, max_iter: 60, tol: 1e-7 };
         let a = m.fit(x.view(), 0).unwrap();
         let b = m.fit(x.view(), 1).unwrap();
-        assert_eq!(a.embedding, b.embedding);
-        assert_eq!(a.history, b.history);
-        assert_eq!(a.history.len(), a.iterations + 1);
-        assert!(a.history.iter().all(|v| v.is_finite()));
-        assert!(a.history.last().unwrap() > &a.history[0]);
-        assert_eq!(a.embedding.dim(), (80, 2));
-        let _ = a.embedding.slice(s![.., 0]);
+        assert_eq!(a.embedding().unwrap(), b.embedding().unwrap());
+        assert_eq!(a.trace.history, b.trace.history);
+        assert_eq!(a.trace.history.len(), a.trace.iterations + 1);
+        assert!(a.trace.history.iter().all(|v| v.is_finite()));
+        assert!(a.trace.history.last().unwrap() > &a.trace.history[0]);
+        assert_eq!(a.embedding().unwrap().dim(), (80, 2));
+        let _ = a.embedding().unwrap().slice(s![.., 0]);
     }
 }

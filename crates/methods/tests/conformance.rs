@@ -1,0 +1,174 @@
+//! Conformance of every registered method to the contract (`structdr_methods::api`). A method
+//! gets all of these checks by being registered:
+//!
+//! 1. it builds from its defaults, and its registry entry's schema validates its own defaults;
+//! 2. NaN / infinite, empty and too-few-samples inputs give a typed [`MethodError::Input`], never
+//!    a panic;
+//! 3. the same seed gives the same bits with 1 and 2 rayon threads (and BLAS single-threaded);
+//! 4. the output has the kind the registry declares and the shape that kind promises
+//!    (`Fitted::check_shape`);
+//! 5. where the entry says `inductive`, the fit carries a transform, and transforming the training
+//!    data reproduces the embedding; where it does not, there is none;
+//! 6. an initial value is refused unless the entry says `accepts_init`; labels (which no method
+//!    needs) change nothing.
+
+use ndarray::Array2;
+use rand::{Rng, SeedableRng};
+use structdr_methods::api::{FitInput, Fitted, Init, Output, OutputKind};
+use structdr_methods::{registry, MethodError, MethodInfo, ParamMap};
+
+/// 60 samples of a noisy 4-D curve (well conditioned for every method at its defaults).
+fn data() -> Array2<f64> {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+    Array2::from_shape_fn((60, 4), |(i, j)| {
+        let t = i as f64 / 60.0 * 3.0;
+        let base = match j {
+            0 => t.cos(),
+            1 => t.sin(),
+            2 => 0.5 * t,
+            _ => (2.0 * t).sin() * 0.3,
+        };
+        base + 0.05 * rng.gen::<f64>()
+    })
+}
+
+fn labels() -> Vec<i64> {
+    (0..60).map(|i| (i / 20) as i64).collect()
+}
+
+fn build(m: &MethodInfo) -> Box<dyn structdr_methods::Embedder> {
+    m.instantiate(&ParamMap::new()).unwrap_or_else(|e| panic!("{} does not build from its defaults: {e}", m.name)).1
+}
+
+/// Fits without letting a panic escape: a panic is a conformance failure with the method named.
+/// BLAS single-threaded (see [`in_pool`]).
+fn fit(m: &MethodInfo, input: &FitInput) -> Result<Fitted, MethodError> {
+    structdr_linalg::blas::set_num_threads(1);
+    let method = build(m);
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| method.fit_with(input))) {
+        Ok(r) => r,
+        Err(_) => panic!("{} panicked", m.name),
+    }
+}
+
+/// Runs `f` in a rayon pool of `threads` threads. BLAS stays single-threaded for the whole test
+/// binary (as inside the runner's cells): multi-threaded OpenBLAS called from concurrent tests
+/// falls back to one thread when its pool is busy, which changes the last bits.
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    structdr_linalg::blas::set_num_threads(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    pool.install(f)
+}
+
+fn bits(f: &Fitted) -> Vec<u64> {
+    match &f.output {
+        Output::Embedding(y) => y.iter().map(|v| v.to_bits()).collect(),
+        Output::FeatureScores(s) => s.weights.iter().map(|v| v.to_bits()).chain(s.ranking.iter().map(|&r| r as u64)).collect(),
+        Output::PrincipalGraph(g) => g.centres.iter().chain(g.projection.iter()).map(|v| v.to_bits()).collect(),
+    }
+}
+
+#[test]
+fn every_method_builds_from_defaults_and_its_defaults_validate() {
+    assert!(registry().len() >= 14);
+    for m in registry() {
+        for p in &m.params {
+            p.check(m.name, &p.default).unwrap_or_else(|e| panic!("default of {}.{} invalid: {e}", m.name, p.name));
+        }
+        build(m);
+        assert!(m.version >= 1, "{}: versions start at 1", m.name);
+    }
+}
+
+#[test]
+fn bad_inputs_are_typed_errors_never_panics() {
+    let good = data();
+    let mut nan = good.clone();
+    nan[[7, 2]] = f64::NAN;
+    let mut inf = good.clone();
+    inf[[3, 0]] = f64::INFINITY;
+    let empty = Array2::<f64>::zeros((0, 4));
+    let no_features = Array2::<f64>::zeros((60, 0));
+    let one = good.slice(ndarray::s![..1, ..]).to_owned();
+    for m in registry() {
+        for (what, x) in [("NaN", &nan), ("Inf", &inf), ("empty", &empty), ("no features", &no_features), ("one sample", &one)] {
+            if m.name == "identity" && what == "one sample" {
+                continue; // Y = X is defined for any N >= 1
+            }
+            match fit(m, &FitInput::new(x.view(), 1)) {
+                Err(MethodError::Input { .. }) => {}
+                Err(e) => panic!("{} on {what} input: an error, but not an input error: {e}", m.name),
+                Ok(_) => panic!("{} accepted {what} input", m.name),
+            }
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_bits_at_one_and_two_threads_and_output_has_its_kinds_shape() {
+    let x = data();
+    for m in registry() {
+        let input = FitInput::new(x.view(), 42);
+        let one = in_pool(1, || fit(m, &input)).unwrap_or_else(|e| panic!("{} fails on the conformance data: {e}", m.name));
+        let two = in_pool(2, || fit(m, &input)).unwrap();
+        assert_eq!(bits(&one), bits(&two), "{}: 1 vs 2 threads", m.name);
+        assert_eq!(one.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), two.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{}: history", m.name);
+        assert_eq!(one.kind(), m.output, "{}: output kind differs from the registry entry", m.name);
+        one.check_shape(x.nrows(), x.ncols()).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        if m.output == OutputKind::Embedding {
+            let dim = one.embedding().unwrap().ncols();
+            assert!(dim >= 1, "{}", m.name);
+        }
+        assert!(!one.trace.termination.is_empty(), "{}: the trace says why it stopped", m.name);
+        assert!(one.trace.converged || one.trace.iterations > 0, "{}: a closed form converges", m.name);
+    }
+}
+
+#[test]
+fn inductive_methods_transform_the_training_data_into_their_embedding() {
+    let x = data();
+    let mut inductive = Vec::new();
+    for m in registry() {
+        let f = fit(m, &FitInput::new(x.view(), 3)).unwrap();
+        match (&f.transform, m.inductive) {
+            (Some(t), true) => {
+                let y = f.embedding().unwrap();
+                let z = t.transform(x.view()).unwrap();
+                let err = (&z - y).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                let scale = y.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1e-12);
+                assert!(err <= 1e-8 * scale, "{}: transform(X) differs from the embedding by {err:e} (scale {scale:e})", m.name);
+                // new samples: the right width is mapped, a wrong width is an input error
+                assert_eq!(t.transform(x.slice(ndarray::s![..5, ..])).unwrap().dim(), (5, y.ncols()));
+                assert!(matches!(t.transform(x.slice(ndarray::s![.., ..3])), Err(MethodError::Input { .. })), "{}", m.name);
+                inductive.push(m.name);
+            }
+            (None, false) => {}
+            (t, i) => panic!("{}: registry says inductive = {i} but the fit has a transform: {}", m.name, t.is_some()),
+        }
+    }
+    assert_eq!(inductive, vec!["identity", "pca", "kpca"]);
+}
+
+#[test]
+fn initial_values_are_refused_unless_accepted_and_labels_change_nothing() {
+    let x = data();
+    let y = labels();
+    for m in registry() {
+        let plain = fit(m, &FitInput::new(x.view(), 5)).unwrap();
+        let with_labels = fit(m, &FitInput::new(x.view(), 5).with_labels(&y)).unwrap();
+        assert_eq!(bits(&plain), bits(&with_labels), "{}: labels changed an unsupervised fit", m.name);
+        assert!(!m.needs_labels, "{}", m.name);
+        let init = match &plain.output {
+            Output::PrincipalGraph(g) => Init::Centres(g.centres.view()),
+            _ => Init::Embedding(x.view()),
+        };
+        let r = fit(m, &FitInput::new(x.view(), 5).with_init(init));
+        if m.accepts_init {
+            // starting from the method's own solution is accepted and stays a valid output
+            let f = r.unwrap_or_else(|e| panic!("{} accepts an initial value but refused its own: {e}", m.name));
+            f.check_shape(x.nrows(), x.ncols()).unwrap();
+        } else {
+            assert!(matches!(r, Err(MethodError::Input { .. })), "{}: an initial value must be refused", m.name);
+        }
+    }
+}
