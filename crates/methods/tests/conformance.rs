@@ -1,7 +1,9 @@
 //! Conformance of every registered method to the contract (`structdr_methods::api`). A method
 //! gets all of these checks by being registered:
 //!
-//! 1. it builds from its defaults, and its registry entry's schema validates its own defaults;
+//! 1. it builds from its defaults, its registry entry's schema validates its own defaults, the
+//!    instance reports the parameters it was built from, and struct literals outside the schema
+//!    are refused;
 //! 2. NaN / infinite, empty and too-few-samples inputs give a typed [`MethodError::Input`], never
 //!    a panic;
 //! 3. the same seed gives the same bits with 1 and 2 rayon threads (and BLAS single-threaded);
@@ -14,7 +16,7 @@
 
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
-use structdr_methods::api::{FitInput, Fitted, Init, Output, OutputKind};
+use structdr_methods::api::{FitInput, Fitted, Init, Output, OutputKind, Stage};
 use structdr_methods::{registry, MethodError, MethodInfo, ParamMap};
 
 /// 60 samples of a noisy 4-D curve (well conditioned for every method at its defaults).
@@ -78,6 +80,37 @@ fn every_method_builds_from_defaults_and_its_defaults_validate() {
         build(m);
         assert!(m.version >= 1, "{}: versions start at 1", m.name);
     }
+}
+
+/// The schema is the one declaration of the parameters: an instance reports exactly the resolved
+/// parameters it was built from (`params()` inverts `build`), and a struct literal outside the
+/// schema's range is refused by `fit` with a parameter error, as a spec or CLI value would be.
+#[test]
+fn parameters_round_trip_through_the_schema_and_struct_literals_are_checked() {
+    for m in registry() {
+        let resolved = m.resolve(&ParamMap::new()).unwrap();
+        let built = build(m);
+        let mut fit_stage = resolved.clone();
+        for p in m.params.iter().filter(|p| p.stage == Stage::Evaluation) {
+            fit_stage.remove(p.name);
+        }
+        assert_eq!(built.params(), fit_stage, "{}: params() does not invert build", m.name);
+        assert_eq!(built.info().name, m.name);
+        m.check(&built.params()).unwrap_or_else(|e| panic!("{}: its own defaults fail the check: {e}", m.name));
+    }
+    let x = data();
+    let refused = |e: Box<dyn structdr_methods::Embedder>| match e.fit(x.view(), 0) {
+        Err(MethodError::Param(p)) => p.to_string(),
+        other => panic!("{}: expected a parameter error, got {:?}", e.name(), other.map(|f| f.kind())),
+    };
+    use structdr_methods::principal::ddrtree::DdrTree;
+    use structdr_methods::selection::fsl::Fsl;
+    use structdr_methods::spectral::pca::Pca;
+    use structdr_methods::structure::spl::Spl;
+    assert!(refused(Box::new(Pca { dim: 0 })).contains("dim"));
+    assert!(refused(Box::new(DdrTree { sigma: 0.0, ..DdrTree::drtree(2) })).contains("sigma"));
+    assert!(refused(Box::new(Fsl { lambda: f64::NAN, ..Fsl::default() })).contains("lambda"));
+    assert!(refused(Box::new(Spl { dim: 2, k: 10, c: 0.0, gamma: 1e-3, max_iter: 100, tol: 1e-5 })).contains("C"));
 }
 
 #[test]

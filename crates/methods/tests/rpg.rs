@@ -291,7 +291,7 @@ fn bad_input_gives_clear_errors() {
     let err = |m: Rpg, x: ArrayView2<f64>| m.fit(x, 0).err().expect("must fail").to_string();
     let base = || rpg(GraphKind::Tree, 0.1, 0.5, 1.0, 5);
     assert!(err(Rpg { ncenter: 31, ..base() }, x.view()).contains("exceeds the number of samples"));
-    assert!(err(Rpg { ncenter: 1, ..base() }, x.view()).contains("at least 2 centres"));
+    assert!(err(Rpg { ncenter: 1, ..base() }, x.view()).contains("'ncenter' must be \"auto\" or integer >= 2, got 1"));
     assert!(err(Rpg { sigma: 0.0, ..base() }, x.view()).contains("sigma"));
     assert!(err(Rpg { sigma: -1.0, ..base() }, x.view()).contains("sigma"));
     assert!(err(Rpg { gamma: 0.0, ..base() }, x.view()).contains("gamma"));
@@ -321,13 +321,14 @@ fn bad_input_gives_clear_errors() {
     }
     let e = err(Rpg { ncenter: 5, ..base() }, few.view());
     assert!(e.contains("distinct") && e.contains("k-means"), "{e}");
-    // Through the registry: the schema rejects sigma < 0, fit rejects sigma = 0.
+    // Through the registry: the schema (sigma in the open interval (0, inf)) rejects sigma < 0
+    // and sigma = 0 before anything is built.
     let mut p = ParamMap::new();
     p.insert("sigma".into(), ParamValue::Float(-1.0));
     assert!(lookup("rpg-tree").unwrap().instantiate(&p).is_err());
     p.insert("sigma".into(), ParamValue::Float(0.0));
-    let (_, m) = lookup("rpg-tree").unwrap().instantiate(&p).unwrap();
-    assert!(m.fit(x.view(), 0).err().unwrap().to_string().contains("sigma = 0 must be positive"));
+    let e = lookup("rpg-tree").unwrap().instantiate(&p).err().unwrap().to_string();
+    assert!(e.contains("'sigma' must be float in (0.0, inf), got 0"), "{e}");
 }
 
 /// The P-step through candidate lists and drift bounds equals a dense, naive truncated softmax

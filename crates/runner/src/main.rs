@@ -343,9 +343,17 @@ fn embed(a: EmbedArgs) -> Result<()> {
     if info.output == structdr_methods::api::OutputKind::FeatureScores {
         bail!("method '{}' returns feature scores, not an embedding; use `structdr select`", a.method);
     }
-    let given = parse_params(&a.params)?;
-    let (resolved, method) = info.instantiate(&given)?;
+    let mut given = parse_params(&a.params)?;
     let x = read_matrix(&a.input)?;
+    // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
+    // input (the tables' rule), resolved here as the runner does per data set.
+    if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
+        let pca = structdr_linalg::Pca::fit(x.view()).context("dim = energy: PCA of the input")?;
+        let d = pca.energy_dim(0.95, structdr_linalg::EnergyRule::Ge);
+        eprintln!("dim = energy: d = {d} (95% PCA energy of the input)");
+        given.insert("dim".into(), ParamValue::Int(d as i64));
+    }
+    let (resolved, method) = info.instantiate(&given)?;
     eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
     let t0 = std::time::Instant::now();
     let fitted = method.fit(x.view(), a.seed)?;
@@ -389,9 +397,17 @@ fn select(a: SelectArgs) -> Result<()> {
     if info.output != structdr_methods::api::OutputKind::FeatureScores {
         bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, info.output);
     }
-    let given = parse_params(&a.params)?;
-    let (resolved, method) = info.instantiate(&given)?;
+    let mut given = parse_params(&a.params)?;
     let x = read_matrix(&a.input)?;
+    // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
+    // input (the tables' rule), resolved here as the runner does per data set.
+    if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
+        let pca = structdr_linalg::Pca::fit(x.view()).context("dim = energy: PCA of the input")?;
+        let d = pca.energy_dim(0.95, structdr_linalg::EnergyRule::Ge);
+        eprintln!("dim = energy: d = {d} (95% PCA energy of the input)");
+        given.insert("dim".into(), ParamValue::Int(d as i64));
+    }
+    let (resolved, method) = info.instantiate(&given)?;
     eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
     let t0 = std::time::Instant::now();
     let fitted = method.fit(x.view(), a.seed)?;

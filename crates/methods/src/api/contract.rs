@@ -9,7 +9,7 @@
 //! | [`Output::FeatureScores`] | one weight per input feature and the features ranked | the input restricted to the top-ranked features (the runner's `n_selected`) |
 //! | [`Output::PrincipalGraph`] | K centres joined by edges, every sample's projection on the graph | the projections |
 
-use super::{MethodError, Result};
+use super::{MethodError, MethodInfo, ParamMap, ParamValue, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use std::sync::Arc;
 
@@ -292,18 +292,37 @@ impl Fitted {
 
 /// The method contract.
 ///
-/// Implement [`Embedder::fit_with`]; [`Embedder::fit`] is the shorthand for data and seed only.
-/// The seed drives every random choice: the same seed, input and parameters give bit-identical
-/// output whatever the number of threads. Bad input is a typed error, never a panic.
+/// Implement [`Embedder::info`], [`Embedder::params`] and [`Embedder::fit_checked`]; callers use
+/// [`Embedder::fit_with`] (or [`Embedder::fit`] for data and seed only), which checks the
+/// instance's parameters against its registry entry's schema first. So the schema is the one
+/// declaration of every parameter's type and range, however the instance was made (from a spec,
+/// the CLI, or a struct literal in Rust); `fit_checked` only adds checks that depend on the data
+/// (e.g. `dim < N`). The seed drives every random choice: the same seed, input and parameters give
+/// bit-identical output whatever the number of threads. Bad input is a typed error, never a panic.
 pub trait Embedder: Send + Sync {
     /// The registry name of the method.
     fn name(&self) -> &'static str;
-    /// Fits on the input.
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted>;
+    /// The registry entry this instance belongs to (name, version, schema, output kind, ...).
+    fn info(&self) -> MethodInfo;
+    /// This instance's parameters as its schema names them: the inverse of the entry's `build`
+    /// (evaluation-stage parameters, which the fit does not hold, are left out).
+    fn params(&self) -> ParamMap;
+    /// Fits on the input; the parameters have passed the schema.
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted>;
+    /// Checks the parameters against the schema, then fits on the input.
+    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+        self.info().check(&self.params())?;
+        self.fit_checked(input)
+    }
     /// Fits on `x` (N x D, samples in rows) with `seed`, no labels and no initial value.
     fn fit(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted> {
         self.fit_with(&FitInput::new(x, seed))
     }
+}
+
+/// A parameter map from `(name, value)` pairs (for [`Embedder::params`]).
+pub fn param_map<const N: usize>(pairs: [(&str, ParamValue); N]) -> ParamMap {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 /// Refuses an initial value (for methods whose registry entry says `accepts_init = false`).

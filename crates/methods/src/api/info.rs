@@ -1,7 +1,7 @@
 //! One registry entry: a method's name, version, parameter schema and constructor. The table of
 //! all entries is `crate::registry` (it lists the families, which list their entries).
 
-use super::params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage};
+use super::params::{open, Bound, ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage, AUTO};
 use super::{Embedder, OutputKind, Result};
 
 /// A registered method.
@@ -50,6 +50,17 @@ impl MethodInfo {
         Ok(out)
     }
 
+    /// Checks a complete set of fit-stage parameters (an instance's [`crate::api::Embedder::params`])
+    /// against the schema: every fit-stage parameter present with an admissible value, no unknown
+    /// name. Evaluation-stage parameters may be absent.
+    pub fn check(&self, given: &ParamMap) -> std::result::Result<(), ParamError> {
+        self.resolve(given)?;
+        if let Some(p) = self.params.iter().find(|p| p.stage == Stage::Fit && !given.contains_key(p.name)) {
+            return Err(ParamError::Invalid { method: self.name.into(), name: p.name.into(), expected: p.kind.to_string(), got: "no value".into() });
+        }
+        Ok(())
+    }
+
     /// Resolves and builds in one step.
     pub fn instantiate(&self, given: &ParamMap) -> Result<(ParamMap, Box<dyn Embedder>)> {
         let resolved = self.resolve(given)?;
@@ -69,7 +80,22 @@ pub fn int(name: &'static str, min: i64, default: i64, doc: &'static str) -> Par
 }
 /// A float in `[min, max]`.
 pub fn float(name: &'static str, min: f64, max: f64, default: f64, doc: &'static str) -> ParamSchema {
+    ParamSchema { name, kind: ParamKind::float_closed(min, max), default: ParamValue::Float(default), doc, stage: Stage::Fit }
+}
+
+/// A float between two ends, each open or closed ([`super::params::open`], [`super::params::closed`]).
+pub fn float_in(name: &'static str, min: Bound, max: Bound, default: f64, doc: &'static str) -> ParamSchema {
     ParamSchema { name, kind: ParamKind::Float { min, max }, default: ParamValue::Float(default), doc, stage: Stage::Fit }
+}
+
+/// A float that is positive and finite, `(0, inf)`.
+pub fn positive(name: &'static str, default: f64, doc: &'static str) -> ParamSchema {
+    float_in(name, open(0.0), open(f64::INFINITY), default, doc)
+}
+
+/// `"auto"` (the default: the method chooses) or a value of `inner`'s kind.
+pub fn auto(inner: ParamSchema) -> ParamSchema {
+    ParamSchema { kind: ParamKind::Auto(Box::new(inner.kind)), default: ParamValue::Str(AUTO.into()), ..inner }
 }
 /// One of the listed strings.
 pub fn choice(name: &'static str, options: &'static [&'static str], default: &'static str, doc: &'static str) -> ParamSchema {
@@ -77,7 +103,13 @@ pub fn choice(name: &'static str, options: &'static [&'static str], default: &'s
 }
 /// The target dimension, shared by every embedding method.
 pub fn dim() -> ParamSchema {
-    int("dim", 1, 2, "target dimension d (specs may write dim = \"energy\" to use the data set's 95% PCA-energy dimension)")
+    ParamSchema {
+        name: "dim",
+        kind: ParamKind::Dim,
+        default: ParamValue::Int(2),
+        doc: "target dimension d, or \"energy\": the data set's PCA-energy dimension (the spec's [dim] rule, 95% by default)",
+        stage: Stage::Fit,
+    }
 }
 
 

@@ -15,11 +15,22 @@ use std::fmt;
 /// floats, so a record keyed by `C = inf` round-trips (serde_json would write `null`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamValue {
+    /// `true` / `false`.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A float (`inf` allowed where the schema says so).
     Float(f64),
+    /// A string: a choice, `"auto"`, or `"energy"` for a dimension.
     Str(String),
 }
+
+/// The value of an `auto` parameter ([`ParamKind::Auto`]) that asks the method to choose.
+pub const AUTO: &str = "auto";
+
+/// The value of a dimension parameter ([`ParamKind::Dim`]) that asks for the data set's
+/// PCA-energy dimension (resolved by the caller before the method is built).
+pub const DIM_ENERGY: &str = "energy";
 
 impl serde::Serialize for ParamValue {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -102,17 +113,68 @@ impl ParamValue {
 /// depends on the order the user wrote them in.
 pub type ParamMap = BTreeMap<String, ParamValue>;
 
+/// One end of a float range: its value and whether it belongs to the range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// The end point (may be infinite).
+    pub value: f64,
+    /// Whether the end point itself is admissible (`[` / `]`), else open (`(` / `)`).
+    pub closed: bool,
+}
+
+/// A closed end `[x` or `x]`.
+pub const fn closed(value: f64) -> Bound {
+    Bound { value, closed: true }
+}
+
+/// An open end `(x` or `x)`.
+pub const fn open(value: f64) -> Bound {
+    Bound { value, closed: false }
+}
+
+/// A float as the docs print it: shortest round-trip form (`1e-300`, not 300 digits), `inf`.
+pub fn fmt_float(x: f64) -> String {
+    if x.is_infinite() {
+        if x > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{x:?}")
+    }
+}
+
 /// The type and admissible range of a parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamKind {
     /// Integer in `[min, max]`.
-    Int { min: i64, max: i64 },
-    /// Float in `[min, max]` (bounds inclusive); `inf` admissible only if `max` is infinite.
-    Float { min: f64, max: f64 },
+    Int {
+        /// Smallest admissible value.
+        min: i64,
+        /// Largest admissible value (`i64::MAX`: unbounded).
+        max: i64,
+    },
+    /// Float between two ends, each open or closed; `inf` is admissible only when the upper end
+    /// is a closed `inf]`. NaN never is.
+    Float {
+        /// Lower end.
+        min: Bound,
+        /// Upper end.
+        max: Bound,
+    },
     /// One of the listed strings.
     Choice(&'static [&'static str]),
     /// true / false.
     Bool,
+    /// The string `"auto"` (the method chooses, as its doc says) or a value of the inner kind.
+    Auto(Box<ParamKind>),
+    /// A target dimension: an integer >= 1, or `"energy"` for the data set's PCA-energy dimension
+    /// (the runner and `structdr embed` resolve it before building the method).
+    Dim,
+}
+
+impl ParamKind {
+    /// A float in `[min, max]`.
+    pub fn float_closed(min: f64, max: f64) -> ParamKind {
+        ParamKind::Float { min: closed(min), max: closed(max) }
+    }
 }
 
 impl fmt::Display for ParamKind {
@@ -120,10 +182,18 @@ impl fmt::Display for ParamKind {
         match self {
             ParamKind::Int { min, max } if *max == i64::MAX => write!(f, "integer >= {min}"),
             ParamKind::Int { min, max } => write!(f, "integer in [{min}, {max}]"),
-            ParamKind::Float { min, max } if max.is_infinite() => write!(f, "float >= {min} (inf allowed)"),
-            ParamKind::Float { min, max } => write!(f, "float in [{min}, {max}]"),
+            ParamKind::Float { min, max } => write!(
+                f,
+                "float in {}{}, {}{}",
+                if min.closed { '[' } else { '(' },
+                fmt_float(min.value),
+                fmt_float(max.value),
+                if max.closed { ']' } else { ')' }
+            ),
             ParamKind::Choice(c) => write!(f, "one of {}", c.join(" | ")),
             ParamKind::Bool => write!(f, "true | false"),
+            ParamKind::Auto(inner) => write!(f, "\"auto\" or {inner}"),
+            ParamKind::Dim => write!(f, "integer >= 1 or \"energy\""),
         }
     }
 }
@@ -165,43 +235,85 @@ impl ParamSchema {
 /// A parameter that does not fit its schema.
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum ParamError {
+    /// No method of that name is registered (the known names follow).
     #[error("unknown method '{0}' (known: {1})")]
     UnknownMethod(String, String),
+    /// The method has no parameter of that name.
     #[error("method '{method}' has no parameter '{name}' (it has: {known})")]
-    Unknown { method: String, name: String, known: String },
+    Unknown {
+        /// The method.
+        method: String,
+        /// The unknown name.
+        name: String,
+        /// The names it has.
+        known: String,
+    },
+    /// The value does not fit the parameter's kind or range.
     #[error("method '{method}': parameter '{name}' must be {expected}, got {got}")]
-    Invalid { method: String, name: String, expected: String, got: String },
+    Invalid {
+        /// The method.
+        method: String,
+        /// The parameter.
+        name: String,
+        /// Its kind and range, in words.
+        expected: String,
+        /// The value given.
+        got: String,
+    },
 }
 
 impl ParamSchema {
-    /// Checks `v` against the schema; integers are accepted where floats are expected.
+    /// Checks `v` against the schema and returns its canonical form (integers are accepted where
+    /// floats are expected and become floats; numeric strings are parsed).
     pub fn check(&self, method: &str, v: &ParamValue) -> Result<ParamValue, ParamError> {
-        let bad = || ParamError::Invalid { method: method.into(), name: self.name.into(), expected: self.kind.to_string(), got: format!("{v}") };
-        match (&self.kind, v) {
-            (ParamKind::Int { min, max }, ParamValue::Int(i)) if i >= min && i <= max => Ok(v.clone()),
-            (ParamKind::Float { min, max }, ParamValue::Int(i)) => {
-                let x = *i as f64;
-                if x >= *min && x <= *max { Ok(ParamValue::Float(x)) } else { Err(bad()) }
-            }
-            (ParamKind::Float { min, max }, ParamValue::Float(x)) if !x.is_nan() && x >= min && x <= max => Ok(v.clone()),
-            (ParamKind::Float { .. }, ParamValue::Str(s)) => match ParamValue::parse_cli(s) {
-                ParamValue::Float(_) | ParamValue::Int(_) => self.check(method, &ParamValue::parse_cli(s)),
-                _ => Err(bad()),
-            },
-            (ParamKind::Choice(options), ParamValue::Str(s)) if options.contains(&s.as_str()) => Ok(v.clone()),
-            (ParamKind::Bool, ParamValue::Bool(_)) => Ok(v.clone()),
-            _ => Err(bad()),
-        }
+        check_kind(&self.kind, v).ok_or_else(|| ParamError::Invalid { method: method.into(), name: self.name.into(), expected: self.kind.to_string(), got: format!("{v}") })
+    }
+}
+
+/// `v` in canonical form if it belongs to `kind`.
+fn check_kind(kind: &ParamKind, v: &ParamValue) -> Option<ParamValue> {
+    let in_float = |x: f64, min: &Bound, max: &Bound| {
+        let above = if min.closed { x >= min.value } else { x > min.value };
+        let below = if max.closed { x <= max.value } else { x < max.value };
+        !x.is_nan() && above && below
+    };
+    match (kind, v) {
+        (ParamKind::Int { min, max }, ParamValue::Int(i)) => (i >= min && i <= max).then(|| v.clone()),
+        (ParamKind::Float { min, max }, ParamValue::Int(i)) => in_float(*i as f64, min, max).then_some(ParamValue::Float(*i as f64)),
+        (ParamKind::Float { min, max }, ParamValue::Float(x)) => in_float(*x, min, max).then(|| v.clone()),
+        (ParamKind::Float { .. }, ParamValue::Str(s)) => match ParamValue::parse_cli(s) {
+            p @ (ParamValue::Float(_) | ParamValue::Int(_)) => check_kind(kind, &p),
+            _ => None,
+        },
+        (ParamKind::Choice(options), ParamValue::Str(s)) => options.contains(&s.as_str()).then(|| v.clone()),
+        (ParamKind::Bool, ParamValue::Bool(_)) => Some(v.clone()),
+        (ParamKind::Auto(_), ParamValue::Str(s)) if s == AUTO => Some(v.clone()),
+        (ParamKind::Auto(inner), _) => check_kind(inner, v),
+        (ParamKind::Dim, ParamValue::Str(s)) if s == DIM_ENERGY => Some(v.clone()),
+        (ParamKind::Dim, ParamValue::Int(i)) => (*i >= 1).then(|| v.clone()),
+        _ => None,
     }
 }
 
 /// Typed access to a resolved [`ParamMap`] (all keys present and checked).
 pub trait ParamMapExt {
+    /// An integer parameter.
     fn int(&self, name: &str) -> i64;
+    /// A non-negative integer parameter.
     fn usize(&self, name: &str) -> usize;
+    /// A float parameter (an integer value converts).
     fn float(&self, name: &str) -> f64;
+    /// A string (choice) parameter.
     fn str(&self, name: &str) -> &str;
+    /// A boolean parameter.
     fn bool(&self, name: &str) -> bool;
+    /// An `auto` float parameter: `None` for `"auto"`.
+    fn auto_float(&self, name: &str) -> Option<f64>;
+    /// An `auto` integer parameter: `None` for `"auto"`.
+    fn auto_usize(&self, name: &str) -> Option<usize>;
+    /// A dimension, which must have been resolved to an integer (`"energy"` is an error naming
+    /// what resolves it).
+    fn dim(&self, method: &str) -> Result<usize, ParamError>;
 }
 
 impl ParamMapExt for ParamMap {
@@ -233,6 +345,29 @@ impl ParamMapExt for ParamMap {
             other => panic!("resolved parameter '{name}' is not a bool: {other:?}"),
         }
     }
+    fn auto_float(&self, name: &str) -> Option<f64> {
+        match self.get(name) {
+            Some(ParamValue::Str(s)) if s == AUTO => None,
+            _ => Some(self.float(name)),
+        }
+    }
+    fn auto_usize(&self, name: &str) -> Option<usize> {
+        match self.get(name) {
+            Some(ParamValue::Str(s)) if s == AUTO => None,
+            _ => Some(self.usize(name)),
+        }
+    }
+    fn dim(&self, method: &str) -> Result<usize, ParamError> {
+        match self.get("dim") {
+            Some(ParamValue::Int(d)) if *d >= 1 => Ok(*d as usize),
+            other => Err(ParamError::Invalid {
+                method: method.into(),
+                name: "dim".into(),
+                expected: "an integer >= 1 (dim = \"energy\" is resolved against a data set by the runner or `structdr embed` before the method is built)".into(),
+                got: other.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into()),
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -254,11 +389,30 @@ mod tests {
         assert!(s.check("le", &ParamValue::Int(5)).is_ok());
         assert!(s.check("le", &ParamValue::Int(0)).is_err());
         assert!(s.check("le", &ParamValue::Float(5.0)).is_err());
-        let c = ParamSchema { name: "C", kind: ParamKind::Float { min: 0.0, max: f64::INFINITY }, default: ParamValue::Float(1.0), doc: "", stage: Stage::Fit };
+        let c = ParamSchema { name: "C", kind: ParamKind::float_closed(0.0, f64::INFINITY), default: ParamValue::Float(1.0), doc: "", stage: Stage::Fit };
         assert_eq!(c.check("spl", &ParamValue::Int(3)).unwrap(), ParamValue::Float(3.0));
         assert_eq!(c.check("spl", &ParamValue::Str("inf".into())).unwrap(), ParamValue::Float(f64::INFINITY));
         assert!(c.check("spl", &ParamValue::Float(-1.0)).is_err());
         assert!(c.check("spl", &ParamValue::Float(f64::NAN)).is_err());
+        // open ends exclude the end point; inf only with a closed inf]
+        let p = ParamSchema { name: "sigma", kind: ParamKind::Float { min: open(0.0), max: open(f64::INFINITY) }, default: ParamValue::Float(1.0), doc: "", stage: Stage::Fit };
+        assert!(p.check("ddrtree", &ParamValue::Float(0.0)).is_err());
+        assert!(p.check("ddrtree", &ParamValue::Float(1e-300)).is_ok());
+        assert!(p.check("ddrtree", &ParamValue::Float(f64::INFINITY)).is_err());
+        assert_eq!(p.kind.to_string(), "float in (0.0, inf)");
+        assert_eq!(ParamKind::float_closed(1e-300, 1.0).to_string(), "float in [1e-300, 1.0]");
+        // auto and dim
+        let a = ParamSchema { name: "lambda", kind: ParamKind::Auto(Box::new(p.kind.clone())), default: ParamValue::Str(AUTO.into()), doc: "", stage: Stage::Fit };
+        assert!(a.check("ddrtree", &ParamValue::Str("auto".into())).is_ok());
+        assert_eq!(a.check("ddrtree", &ParamValue::Int(2)).unwrap(), ParamValue::Float(2.0));
+        assert!(a.check("ddrtree", &ParamValue::Str("automatic".into())).is_err());
+        assert!(a.check("ddrtree", &ParamValue::Float(-1.0)).is_err());
+        let d = ParamSchema { name: "dim", kind: ParamKind::Dim, default: ParamValue::Int(2), doc: "", stage: Stage::Fit };
+        assert!(d.check("pca", &ParamValue::Str("energy".into())).is_ok());
+        assert!(d.check("pca", &ParamValue::Int(0)).is_err());
+        let mut m = ParamMap::new();
+        m.insert("dim".into(), ParamValue::Str("energy".into()));
+        assert!(m.dim("pca").unwrap_err().to_string().contains("resolved"));
     }
 
     /// Non-finite floats survive a JSON round trip (serde_json alone writes them as null);

@@ -52,8 +52,9 @@
 use structdr_numerics::graphs::RootedTree;
 use crate::api::params::{ParamMapExt, ParamError};
 use crate::api::OutputKind;
-use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, Fitted, MethodError, Result, FitInput, Init, PrincipalGraph, Output, Trace};
+use crate::api::info::{choice, dim, float, int, MethodInfo, auto, float_in, positive};
+use crate::api::params::{closed, open};
+use crate::api::{check_input, numerical, numerics, Embedder, Fitted, MethodError, Result, FitInput, Init, PrincipalGraph, Output, Trace, param_map, ParamMap, ParamValue, AUTO};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -907,7 +908,32 @@ impl Embedder for DdrTree {
     }
     /// Accepts an initial value: [`Init::Embedding`] sets the initial latent points Z (N x d),
     /// [`Init::Centres`] the initial centres (K x d), as [`DdrTree::fit_with_init`].
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        if self.centres == Centres::All { info_drtree() } else { info_ddrtree() }
+    }
+    fn params(&self) -> ParamMap {
+        let mut p = param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("lambda", self.lambda.map_or(ParamValue::Str(AUTO.into()), ParamValue::Float)),
+            ("sigma", ParamValue::Float(self.sigma)),
+            ("gamma", ParamValue::Float(self.gamma)),
+            ("max_iter", ParamValue::Int(self.max_iter as i64)),
+            ("tol", ParamValue::Float(self.tol)),
+            ("init", ParamValue::Str("pca".into())),
+            ("reference", ParamValue::Str(if self.reference == Reference::RDdrtree { "r-ddrtree" } else { "paper" }.into())),
+        ]);
+        match self.centres {
+            Centres::All => {}
+            Centres::Monocle => {
+                p.insert("ncenter".into(), ParamValue::Str(AUTO.into()));
+            }
+            Centres::Count(k) => {
+                p.insert("ncenter".into(), ParamValue::Int(k as i64));
+            }
+        }
+        p
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let init = match input.init {
             None => DdrTreeInit::default(),
             Some(Init::Embedding(z)) => DdrTreeInit { z: Some(z), centres: None },
@@ -929,11 +955,11 @@ impl Embedder for DdrTree {
 fn common_params() -> Vec<crate::api::ParamSchema> {
     vec![
         dim(),
-        float("lambda", -1.0, f64::INFINITY, -1.0, "tree penalty lambda >= 0 (lambda sum over tree edges of ||c_k - c_l||^2); -1 = 5 N, R DDRTree's default"),
-        float("sigma", 1e-300, f64::INFINITY, 1e-3, "soft-assignment bandwidth sigma > 0: r_ik = softmax_k(-||z_i - c_k||^2 / sigma) (eq. 32)"),
-        float("gamma", 1e-300, f64::INFINITY, 10.0, "weight gamma > 0 of the soft k-means term gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik]"),
+        auto(float_in("lambda", closed(0.0), open(f64::INFINITY), 0.0, "tree penalty lambda >= 0 (lambda sum over tree edges of ||c_k - c_l||^2); auto = 5 N, R DDRTree's default")),
+        positive("sigma", 1e-3, "soft-assignment bandwidth sigma > 0: r_ik = softmax_k(-||z_i - c_k||^2 / sigma) (eq. 32)"),
+        positive("gamma", 10.0, "weight gamma > 0 of the soft k-means term gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik]"),
         int("max_iter", 1, 20, "maximum number of alternating iterations"),
-        float("tol", 0.0, f64::INFINITY, 1e-3, "stop when |f_t - f_{t-1}| < tol |f_{t-1}| (f: the paper's objective, or R DDRTree's with reference = r-ddrtree)"),
+        float_in("tol", closed(0.0), open(f64::INFINITY), 1e-3, "stop when |f_t - f_{t-1}| < tol |f_{t-1}| (f: the paper's objective, or R DDRTree's with reference = r-ddrtree)"),
         choice("init", &["pca"], "pca", "initial W and Z: PCA (centred in the paper mode, of X X^T uncentred with r-ddrtree); the Rust API DdrTree::fit_with_init takes a user-given Z and centres"),
         choice(
             "reference",
@@ -945,17 +971,10 @@ fn common_params() -> Vec<crate::api::ParamSchema> {
 }
 
 fn build(p: &crate::ParamMap, centres: Centres, name: &'static str) -> Result<Box<dyn Embedder>> {
-    let lambda = p.float("lambda");
-    let lambda = if lambda == -1.0 {
-        None
-    } else if lambda < 0.0 {
-        return Err(MethodError::Param(ParamError::Invalid { method: name.into(), name: "lambda".into(), expected: "lambda >= 0, or -1 for 5 N".into(), got: format!("{lambda}") }));
-    } else {
-        Some(lambda)
-    };
+    let lambda = p.auto_float("lambda");
     let reference = if p.str("reference") == "r-ddrtree" { Reference::RDdrtree } else { Reference::Paper };
     Ok(Box::new(DdrTree {
-        dim: p.usize("dim"),
+        dim: p.dim(name)?,
         lambda,
         sigma: p.float("sigma"),
         gamma: p.float("gamma"),
@@ -988,7 +1007,7 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
     let mut params = common_params();
     params.insert(
         4,
-        int("ncenter", 0, 0, "number of centres K (2 <= K <= N; centres from k-means on the initial Z, k-means++ seeded by the fit seed); 0 = Monocle 2's rule round(2*100*ln N / (ln N + ln 100)) for N >= 100, K = N below 100"),
+        auto(int("ncenter", 2, 2, "number of centres K (2 <= K <= N; centres from k-means on the initial Z, k-means++ seeded by the fit seed); auto = Monocle 2's rule round(2*100*ln N / (ln N + ln 100)) for N >= 100, K = N below 100")),
     );
     MethodInfo {
         name: "ddrtree",
@@ -1001,8 +1020,7 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
         inductive: false,
         params,
         build: |p| {
-            let k = p.usize("ncenter");
-            build(p, if k == 0 { Centres::Monocle } else { Centres::Count(k) }, "ddrtree")
+            build(p, p.auto_usize("ncenter").map_or(Centres::Monocle, Centres::Count), "ddrtree")
         },
     }
 }

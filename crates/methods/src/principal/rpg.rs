@@ -56,8 +56,9 @@ use structdr_numerics::clustering::kmeans_pooled_seeding;
 use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
-use crate::api::info::{choice, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, Output, Trace};
+use crate::api::info::{choice, float, int, MethodInfo, auto, float_in, positive};
+use crate::api::params::{closed, open};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue, AUTO};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::{sq_dists, Cholesky};
@@ -604,7 +605,29 @@ impl Embedder for Rpg {
     fn name(&self) -> &'static str {
         self.name_str()
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        match (self.landmark, self.graph) {
+            (true, _) => info_landmark(),
+            (false, GraphKind::Tree) => info_tree(),
+            (false, GraphKind::L1) => info_l1(),
+        }
+    }
+    fn params(&self) -> ParamMap {
+        let mut p = param_map([
+            ("ncenter", if self.ncenter == 0 { ParamValue::Str(AUTO.into()) } else { ParamValue::Int(self.ncenter as i64) }),
+            ("lambda", ParamValue::Float(self.lambda)),
+            ("sigma", ParamValue::Float(self.sigma)),
+            ("gamma", ParamValue::Float(self.gamma)),
+            ("max_iter", ParamValue::Int(self.max_iter as i64)),
+            ("tol", ParamValue::Float(self.tol)),
+            ("nn", ParamValue::Int(self.nn as i64)),
+        ]);
+        if self.landmark {
+            p.insert("graph".into(), ParamValue::Str(if self.graph == GraphKind::L1 { "l1" } else { "tree" }.into()));
+        }
+        p
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let (x, seed) = (input.x, input.seed);
         let g = self.fit_graph(x, seed)?;
@@ -623,12 +646,12 @@ impl Embedder for Rpg {
 
 fn common_params(ncenter_doc: &'static str, sigma: f64, gamma: f64, lambda: f64, lambda_doc: &'static str, nn_doc: &'static str) -> Vec<crate::ParamSchema> {
     vec![
-        int("ncenter", 0, 0, ncenter_doc),
-        float("lambda", 0.0, f64::INFINITY, lambda, lambda_doc),
-        float("sigma", 0.0, f64::INFINITY, sigma, "softmax bandwidth sigma > 0 (0 is rejected at fit time): p_ik ∝ exp(-||x_i - c_k||^2 / sigma) (004 eq. 18)"),
-        float("gamma", 0.0, f64::INFINITY, gamma, "trade-off gamma > 0 (0 is rejected at fit time) between the graph length and the data term (C = (2/gamma L + Lambda)^-1 P^T X)"),
+        auto(int("ncenter", 2, 2, ncenter_doc)),
+        float_in("lambda", closed(0.0), open(f64::INFINITY), lambda, lambda_doc),
+        positive("sigma", sigma, "softmax bandwidth sigma > 0: p_ik ∝ exp(-||x_i - c_k||^2 / sigma) (004 eq. 18)"),
+        positive("gamma", gamma, "trade-off gamma > 0 between the graph length and the data term (C = (2/gamma L + Lambda)^-1 P^T X)"),
         int("max_iter", 1, 100, "maximum number of alternating iterations"),
-        float("tol", 0.0, f64::INFINITY, 1e-5, "stop when abs(rho_l - rho_{l-1}) <= tol abs(rho_{l-1}) (paper: 1e-5)"),
+        float_in("tol", closed(0.0), open(f64::INFINITY), 1e-5, "stop when abs(rho_l - rho_{l-1}) <= tol abs(rho_{l-1}) (paper: 1e-5)"),
         int("nn", 0, 5, nn_doc),
     ]
 }
@@ -637,7 +660,8 @@ fn build(p: &crate::ParamMap, graph: GraphKind, landmark: bool) -> Rpg {
     Rpg {
         graph,
         landmark,
-        ncenter: p.usize("ncenter"),
+        // 0 is the struct's "choose" value (auto in the schema)
+        ncenter: p.auto_usize("ncenter").unwrap_or(0),
         lambda: p.float("lambda"),
         sigma: p.float("sigma"),
         gamma: p.float("gamma"),
@@ -649,7 +673,7 @@ fn build(p: &crate::ParamMap, graph: GraphKind, landmark: bool) -> Rpg {
 }
 
 const REF: &str = "Mao, Wang, Tsang, Sun, A Novel Regularized Principal Graph Learning Framework on Explicit Graph Representation (004 §3-5, Alg. 1 and 2); SimplePPT";
-const NC_DOC: &str = "number of centres K; 0 = N (Algorithm 1: centres start at the data points); 2 <= K < N starts from seeded k-means centres";
+const NC_DOC: &str = "number of centres K; auto = N (Algorithm 1: centres start at the data points); 2 <= K < N starts from seeded k-means centres";
 
 pub(crate) fn info_tree() -> MethodInfo {
     MethodInfo {
@@ -683,7 +707,7 @@ pub(crate) fn info_l1() -> MethodInfo {
 
 pub(crate) fn info_landmark() -> MethodInfo {
     let mut params = common_params(
-        "number of landmarks K; 0 = min(1000, N) (the paper's K = 1000); K < N starts from seeded k-means centres, K = N at the data",
+        "number of landmarks K; auto = min(1000, N) (the paper's K = 1000); K < N starts from seeded k-means centres, K = N at the data",
         0.1,
         1.0,
         0.1,

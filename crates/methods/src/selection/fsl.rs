@@ -56,8 +56,9 @@
 
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
-use crate::api::info::{float, int, MethodInfo};
-use crate::api::{check_input, numerical, Embedder, FeatureScores, Output, Trace, FitInput, refuse_init, Fitted, Graph, MethodError, Result};
+use crate::api::info::{float, int, MethodInfo, positive};
+use crate::api::params::{closed, open};
+use crate::api::{check_input, numerical, Embedder, FeatureScores, Output, Trace, FitInput, refuse_init, Fitted, Graph, MethodError, Result, param_map, ParamMap, ParamValue};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use structdr_linalg::eigh;
 use structdr_numerics::graphs::laplacian::of_dense as laplacian;
@@ -354,7 +355,19 @@ impl Embedder for Fsl {
     fn name(&self) -> &'static str {
         NAME
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("lambda", ParamValue::Float(self.lambda)),
+            ("gamma", ParamValue::Float(self.gamma)),
+            ("b", ParamValue::Float(self.b)),
+            ("max_iter", ParamValue::Int(self.max_iter as i64)),
+            ("tol", ParamValue::Float(self.tol)),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         let sol = self.solve(x)?;
@@ -399,9 +412,9 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         params: vec![
-            float("lambda", 1e-12, 1e12, d.lambda, "row sum of W: sum_j w_ij = lambda (paper: 10 on two moons and in Fig. 8; tuned in [0.1, 10] for Table III)"),
-            float("gamma", 1e-12, 1e12, d.gamma, "prior precision; larger gamma gives a sparser theta (paper: 100 throughout)"),
-            float("b", 1e-12, 1e12, d.b, "sum of the feature weights theta, 0 < b <= M (paper: 1 on two moons; tuned in [0.1, 40] for Table III)"),
+            positive("lambda", d.lambda, "row sum of W: sum_j w_ij = lambda (paper: 10 on two moons and in Fig. 8; tuned in [0.1, 10] for Table III)"),
+            positive("gamma", d.gamma, "prior precision; larger gamma gives a sparser theta (paper: 100 throughout)"),
+            positive("b", d.b, "sum of the feature weights theta, 0 < b <= M (paper: 1 on two moons; tuned in [0.1, 40] for Table III)"),
             int("max_iter", 1, d.max_iter as i64, "iteration cap of the projected-gradient loop"),
             float("tol", 0.0, 1.0, d.tol, "stop when an iteration decreases g by at most tol * |g - g_0|, g_0 = -(M N / 2) log gamma"),
             int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features (0 = the support of theta); one fit serves every value").evaluation_stage(),

@@ -2,7 +2,7 @@
 
 use crate::api::info::MethodInfo;
 use crate::api::OutputKind;
-use crate::api::{check_features, check_input, refuse_init, Embedder, FitInput, Fitted, Result, Transform};
+use crate::api::{check_features, check_input, refuse_init, Embedder, FitInput, Fitted, Result, Transform, param_map, ParamMap, ParamValue};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 
@@ -14,7 +14,13 @@ impl Embedder for Identity {
     fn name(&self) -> &'static str {
         "identity"
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("identity", &x, 1)?;

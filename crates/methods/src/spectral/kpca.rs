@@ -19,7 +19,7 @@
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
 use crate::api::info::{dim, float, MethodInfo};
-use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform};
+use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform, param_map, ParamMap, ParamValue};
 use ndarray::{ArrayView2, Axis};
 use std::sync::Arc;
 use rand::{Rng, SeedableRng};
@@ -116,7 +116,13 @@ impl Embedder for KernelPca {
     fn name(&self) -> &'static str {
         "kpca"
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([("dim", ParamValue::Int(self.dim as i64)), ("bandwidth", ParamValue::Float(self.bandwidth))])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("kpca", &x, 2)?;
@@ -180,7 +186,7 @@ pub(crate) fn info() -> MethodInfo {
                 "kernel width as a multiple b of the median pairwise distance m: k(x, y) = exp(-||x - y||^2 / (2 (b m)^2)) (m exact for N <= 3000, else from 2^20 fixed-seed sampled pairs)",
             ),
         ],
-        build: |p| Ok(Box::new(KernelPca { dim: p.usize("dim"), bandwidth: p.float("bandwidth") })),
+        build: |p| Ok(Box::new(KernelPca { dim: p.dim("kpca")?, bandwidth: p.float("bandwidth") })),
     }
 }
 

@@ -25,7 +25,7 @@ use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result};
+use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, param_map, ParamMap, ParamValue};
 use ndarray::Array2;
 use structdr_numerics::spectral::bottom_nontrivial;
 
@@ -101,7 +101,19 @@ impl Embedder for LaplacianEigenmaps {
     fn name(&self) -> &'static str {
         "le"
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("k", ParamValue::Int(self.k as i64)),
+            ("weights", ParamValue::Str(if self.weights == Weights::Binary { "binary" } else { "heat" }.into())),
+            ("t", ParamValue::Float(self.t)),
+            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("le", &x, 2)?;
@@ -165,7 +177,7 @@ pub(crate) fn info() -> MethodInfo {
         ],
         build: |p| {
             Ok(Box::new(LaplacianEigenmaps {
-                dim: p.usize("dim"),
+                dim: p.dim("le")?,
                 k: p.usize("k"),
                 weights: if p.str("weights") == "binary" { Weights::Binary } else { Weights::Heat },
                 t: p.float("t"),

@@ -21,7 +21,7 @@ use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
 use crate::api::info::{dim, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, param_map, ParamMap, ParamValue};
 use ndarray::{Array1, Array2, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::Cholesky;
@@ -74,7 +74,18 @@ impl Embedder for Lle {
     fn name(&self) -> &'static str {
         "lle"
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("k", ParamValue::Int(self.k as i64)),
+            ("reg", ParamValue::Float(self.reg)),
+            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("lle", &x, 2)?;
@@ -143,7 +154,7 @@ pub(crate) fn info() -> MethodInfo {
         ],
         build: |p| {
             Ok(Box::new(Lle {
-                dim: p.usize("dim"),
+                dim: p.dim("lle")?,
                 k: p.usize("k"),
                 reg: p.float("reg"),
                 disconnected: Disconnected::parse(p.str("disconnected")).expect("validated choice"),

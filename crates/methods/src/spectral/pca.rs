@@ -7,7 +7,7 @@
 use crate::api::OutputKind;
 use crate::api::info::{dim, MethodInfo};
 use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform};
+use crate::api::{check_input, numerical, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform, param_map, ParamMap, ParamValue};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 use structdr_linalg::Pca as PcaBasis;
@@ -23,7 +23,13 @@ impl Embedder for Pca {
     fn name(&self) -> &'static str {
         "pca"
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([("dim", ParamValue::Int(self.dim as i64))])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("pca", &x, 2)?;
@@ -63,7 +69,7 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: true,
         params: vec![dim()],
-        build: |p| Ok(Box::new(Pca { dim: p.usize("dim") })),
+        build: |p| Ok(Box::new(Pca { dim: p.dim("pca")? })),
     }
 }
 

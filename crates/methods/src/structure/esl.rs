@@ -38,8 +38,9 @@ use super::pair_dual::{check_pair_problem, solve_pairs, solver_label, solver_mem
 use structdr_numerics::optim::Solver;
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
-use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace};
+use crate::api::info::{choice, dim, float, int, MethodInfo, float_in};
+use crate::api::params::{closed, open};
+use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_numerics::affinities::perplexity_affinities;
 use structdr_linalg::{sq_dists, Cholesky, LinalgError};
@@ -161,7 +162,21 @@ impl Embedder for Esl {
     fn name(&self) -> &'static str {
         "esl"
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("lambda", ParamValue::Float(self.lambda_v)),
+            ("C", ParamValue::Float(self.c)),
+            ("perplexity", ParamValue::Float(self.perplexity)),
+            ("max_iter", ParamValue::Int(self.max_iter as i64)),
+            ("tol", ParamValue::Float(self.tol)),
+            ("solver", ParamValue::Str(self.solver.name().into())),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         check_pair_problem("esl", &x, self.dim, self.max_iter, self.tol)?;
@@ -231,16 +246,16 @@ pub(crate) fn info() -> MethodInfo {
         inductive: false,
         params: vec![
             dim(),
-            float("lambda", 0.0, 1.0, 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),
-            float("C", 1e-12, f64::INFINITY, 1.0, "upper bound C of every w_ij (inf allowed)"),
-            float("perplexity", 1.0, f64::INFINITY, 30.0, "perplexity u of the conditional affinities p_(j|i) (must be < N - 1)"),
+            float_in("lambda", open(0.0), open(1.0), 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),
+            float_in("C", open(0.0), closed(f64::INFINITY), 1.0, "upper bound C > 0 of every w_ij (inf allowed)"),
+            float_in("perplexity", closed(1.0), open(f64::INFINITY), 30.0, "perplexity u of the conditional affinities p_(j|i) (must be < N - 1)"),
             int("max_iter", 1, 500, "iteration limit of the dual solver"),
             float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
             choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
         ],
         build: |p| {
             Ok(Box::new(Esl {
-                dim: p.usize("dim"),
+                dim: p.dim("esl")?,
                 lambda_v: p.float("lambda"),
                 c: p.float("C"),
                 perplexity: p.float("perplexity"),

@@ -29,8 +29,9 @@ use super::pair_dual::{check_pair_problem, edges_above, for_each_pair, log_det_a
 use structdr_numerics::optim::Solver;
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
-use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace};
+use crate::api::info::{choice, dim, float, int, MethodInfo, float_in, positive};
+use crate::api::params::{closed, open};
+use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, LinalgError};
 
@@ -152,7 +153,21 @@ impl Embedder for Mpme {
     fn name(&self) -> &'static str {
         "mpme"
     }
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("lambda", ParamValue::Float(self.lambda)),
+            ("C", ParamValue::Float(self.c)),
+            ("max_iter", ParamValue::Int(self.max_iter as i64)),
+            ("tol", ParamValue::Float(self.tol)),
+            ("solver", ParamValue::Str(self.solver.name().into())),
+            ("embedding", ParamValue::Str(if self.embedding == MpmeEmbedding::Geig { "geig" } else { "kpca" }.into())),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         check_pair_problem("mpme", &x, self.dim, self.max_iter, self.tol)?;
@@ -224,8 +239,8 @@ pub(crate) fn info() -> MethodInfo {
         inductive: false,
         params: vec![
             dim(),
-            float("lambda", 1e-12, 1e12, 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),
-            float("C", 1e-12, f64::INFINITY, f64::INFINITY, "slack penalty C: 0 <= w_ij <= 4C (inf = no upper bound; larger C gives a sparser W)"),
+            positive("lambda", 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),
+            float_in("C", open(0.0), closed(f64::INFINITY), f64::INFINITY, "slack penalty C: 0 <= w_ij <= 4C (inf = no upper bound; larger C gives a sparser W)"),
             int("max_iter", 1, 500, "iteration limit of the dual solver"),
             float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
             choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
@@ -233,7 +248,7 @@ pub(crate) fn info() -> MethodInfo {
         ],
         build: |p| {
             Ok(Box::new(Mpme {
-                dim: p.usize("dim"),
+                dim: p.dim("mpme")?,
                 lambda: p.float("lambda"),
                 c: p.float("C"),
                 max_iter: p.usize("max_iter"),

@@ -41,9 +41,10 @@
 use structdr_numerics::neighbours::{knn, symmetrised_edges};
 use crate::api::ParamMapExt;
 use crate::api::OutputKind;
-use crate::api::info::{dim, float, int, MethodInfo};
+use crate::api::info::{dim, float, int, MethodInfo, float_in};
+use crate::api::params::{closed, open};
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
-use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh_top};
 
@@ -366,7 +367,20 @@ impl Embedder for Spl {
         NAME
     }
 
-    fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
+    fn info(&self) -> MethodInfo {
+        info()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("k", ParamValue::Int(self.k as i64)),
+            ("C", ParamValue::Float(self.c)),
+            ("gamma", ParamValue::Float(self.gamma)),
+            ("max_iter", ParamValue::Int(self.max_iter as i64)),
+            ("tol", ParamValue::Float(self.tol)),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         refuse_init(self.name(), input)?;
         let x = input.x;
         self.validate(&x)?;
@@ -434,14 +448,14 @@ pub(crate) fn info() -> MethodInfo {
         params: vec![
             dim(),
             int("k", 1, 10, "neighbours per sample of the K-NN graph that supports S (symmetrised: i ~ j if j in kNN(i) or i in kNN(j))"),
-            float("C", 0.0, f64::INFINITY, 1e3, "distance-violation penalty C > 0: the dual carries -||S||_F^2/(4C) (xi_ij = s_ij/(2C)); inf = no violation allowed"),
-            float("gamma", 0.0, f64::INFINITY, 1e-3, "noise precision gamma >= 0 of y = W x + eps; 0 = embed by KPCA on (4L + I)^-1"),
+            float_in("C", open(0.0), closed(f64::INFINITY), 1e3, "distance-violation penalty C > 0: the dual carries -||S||_F^2/(4C) (xi_ij = s_ij/(2C)); inf = no violation allowed"),
+            float_in("gamma", closed(0.0), open(f64::INFINITY), 1e-3, "noise precision gamma >= 0 of y = W x + eps; 0 = embed by KPCA on (4L + I)^-1"),
             int("max_iter", 0, 100, "maximum number of projected subgradient steps (step size 1/t)"),
-            float("tol", 0.0, f64::INFINITY, 1e-5, "stop when |f_t - f_{t-1}| <= tol max(1, |f_t|)"),
+            float_in("tol", closed(0.0), open(f64::INFINITY), 1e-5, "stop when |f_t - f_{t-1}| <= tol max(1, |f_t|)"),
         ],
         build: |p| {
             Ok(Box::new(Spl {
-                dim: p.usize("dim"),
+                dim: p.dim("spl")?,
                 k: p.usize("k"),
                 c: p.float("C"),
                 gamma: p.float("gamma"),
@@ -712,10 +726,11 @@ mod tests {
         xn[[3, 1]] = f64::NAN;
         assert!(err(ok.clone(), &xn).contains("non-finite"));
         assert!(err(Spl { k: 20, ..ok.clone() }, &x).contains("k = 20"));
-        assert!(err(Spl { k: 0, ..ok.clone() }, &x).contains("k = 0"));
-        assert!(err(Spl { c: -1.0, ..ok.clone() }, &x).contains("C = -1"));
-        assert!(err(Spl { c: 0.0, ..ok.clone() }, &x).contains("C = 0"));
-        assert!(err(Spl { gamma: -0.5, ..ok.clone() }, &x).contains("gamma = -0.5"));
+        // out of the schema's range: refused with the schema's words, naming the parameter
+        assert!(err(Spl { k: 0, ..ok.clone() }, &x).contains("'k' must be integer >= 1, got 0"));
+        assert!(err(Spl { c: -1.0, ..ok.clone() }, &x).contains("'C' must be float in (0.0, inf], got -1"));
+        assert!(err(Spl { c: 0.0, ..ok.clone() }, &x).contains("'C' must be float in (0.0, inf], got 0"));
+        assert!(err(Spl { gamma: -0.5, ..ok.clone() }, &x).contains("'gamma' must be float in [0.0, inf), got -0.5"));
         assert!(err(Spl { dim: 4, ..ok.clone() }, &x).contains("dim = 4"));
         assert!(err(Spl { tol: f64::NAN, ..ok.clone() }, &x).contains("tol"));
         assert!(err(ok.clone(), &Array2::ones((10, 3))).contains("constant"));
