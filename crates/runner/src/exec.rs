@@ -1,19 +1,21 @@
-//! Running a plan: prepare the data sets, expand cells, skip cached ones, run the rest in
-//! parallel (BLAS single-threaded inside rayon), and write one record per finished cell.
+//! Execution: fit the missing cells in parallel (BLAS single-threaded inside rayon; one fit per
+//! group of cells that differ only in evaluation-stage parameters), evaluate each by its output
+//! kind, and write one record per finished cell.
 
-use crate::spec::{Plan, Protocol, DIM_ENERGY};
-use crate::store::{code_version, CellKey, Record, Status, Store, SCHEMA};
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::data::Prepared;
+use crate::plan::{cell_seed, fit_key, Cell, Selection, Shard};
+use crate::progress::Progress;
+use crate::spec::{Plan, Protocol};
+use crate::store::{code_version, CellKey, Record, Status, Store};
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use structdr_datasets::Dataset;
-use structdr_methods::api::{FitInput, Output, Stage};
-use structdr_methods::{Fitted, ParamMap, ParamValue};
+use structdr_methods::api::{FitInput, Output};
+use structdr_methods::{Fitted, ParamValue};
 
 /// Options of a run.
 #[derive(Debug, Clone)]
@@ -31,30 +33,10 @@ pub struct RunOptions {
     pub only_datasets: Vec<String>,
     /// Compute only cells of these methods (table label or method name; empty = all).
     pub only_methods: Vec<String>,
+    /// Compute only this part of the cells (`--shard i/n`).
+    pub shard: Option<Shard>,
     /// Hide the progress bar.
     pub quiet: bool,
-}
-
-/// A data set after preprocessing, with its energy dimension.
-pub struct Prepared {
-    /// Table label of the data set.
-    pub label: String,
-    pub paper: Option<String>,
-    pub data: Dataset,
-    /// d from the spec's energy rule on the preprocessed data.
-    pub energy_dim: usize,
-    /// What preprocessing did (shown in reports).
-    pub steps: Vec<String>,
-}
-
-/// A grid cell ready to run or already stored.
-#[derive(Clone)]
-pub struct Cell {
-    pub dataset: usize,
-    pub method: usize,
-    pub grid_index: usize,
-    pub key: CellKey,
-    pub hash: String,
 }
 
 /// Counts printed at the end of a run.
@@ -65,103 +47,6 @@ pub struct RunSummary {
     pub computed: usize,
     pub failed: usize,
     pub skipped: usize,
-}
-
-/// Loads and preprocesses every data set of the plan.
-pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
-    let fetch = structdr_datasets::download::FetchOptions::from_env();
-    let mut out = Vec::new();
-    for d in &plan.spec.datasets {
-        let name = d.name.get_ref().as_str();
-        let t0 = Instant::now();
-        let raw = if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
-            structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
-        } else {
-            structdr_datasets::load::load(name, &fetch).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
-        };
-        let (data, records) = structdr_datasets::preprocess::apply(&d.preprocess, raw).map_err(|e| anyhow::anyhow!("data set '{name}': preprocessing: {e}"))?;
-        let pca = structdr_linalg::Pca::fit(data.x.view()).map_err(|e| anyhow::anyhow!("data set '{name}': PCA for the energy rule: {e}"))?;
-        let energy_dim = pca.energy_dim(plan.spec.dim.threshold, plan.spec.dim.rule);
-        let steps = records.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect();
-        if !quiet {
-            eprintln!("  data {:<14} {:>6} x {:<5} classes {:>3}  d(energy {}{}) = {:<3} [{:.1} s]", d.label.as_deref().unwrap_or(name), data.x.nrows(), data.x.ncols(), data.n_classes(), rule_symbol(plan), plan.spec.dim.threshold, energy_dim, t0.elapsed().as_secs_f64());
-        }
-        out.push(Prepared { label: d.label.clone().unwrap_or_else(|| name.to_string()), paper: d.paper.clone(), data, energy_dim, steps });
-    }
-    Ok(out)
-}
-
-fn rule_symbol(plan: &Plan) -> &'static str {
-    match plan.spec.dim.rule {
-        structdr_linalg::EnergyRule::Ge => ">=",
-        structdr_linalg::EnergyRule::Gt => ">",
-    }
-}
-
-/// Expands every (data set, method, grid point) into a cell with its content key.
-pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
-    let mut out = Vec::new();
-    for (di, p) in data.iter().enumerate() {
-        for (mi, m) in plan.methods.iter().enumerate() {
-            for (gi, params) in m.cells.iter().enumerate() {
-                let key = cell_key(plan, p, &m.name, m.version, params);
-                let hash = key.hash();
-                out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash });
-            }
-        }
-    }
-    out
-}
-
-/// The content key of `method` at `version` with `params` (dim possibly "energy") on a prepared
-/// data set.
-pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, params: &ParamMap) -> CellKey {
-    let mut params = params.clone();
-    let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
-        params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
-        format!("energy{}{}", rule_symbol(plan), plan.spec.dim.threshold)
-    } else {
-        "fixed".into()
-    };
-    let (protocols, restarts) = match &plan.spec.evaluation {
-        Some(ev) => (ev.protocols.iter().map(|p| format!("{p:?}").to_lowercase()).collect(), ev.restarts),
-        None => (vec![], 0),
-    };
-    CellKey {
-        dataset: p.data.name.clone(),
-        data_checksum: p.data.checksum.clone(),
-        method: method.to_string(),
-        params,
-        dim_source,
-        protocols,
-        kmeans_restarts: restarts,
-        seed: plan.spec.seed,
-        schema: SCHEMA,
-        method_version: version,
-    }
-}
-
-/// The seed a cell's method and k-means use: derived from the cell key (without the method
-/// version, [`CellKey::seed_hash`]), so adding a cell never changes another cell's result and a
-/// version bump changes no seed.
-pub fn cell_seed(key: &CellKey) -> u64 {
-    let h = key.seed_hash();
-    u64::from_str_radix(&h[..16], 16).expect("hex")
-}
-
-/// Names of `method`'s evaluation-stage parameters (empty for an unknown method).
-pub fn evaluation_stage_params(method: &str) -> Vec<&'static str> {
-    structdr_methods::lookup(method).map(|m| m.params.iter().filter(|p| p.stage == Stage::Evaluation).map(|p| p.name).collect()).unwrap_or_default()
-}
-
-/// The key under which a cell's fit is shared: the cell key without the method's
-/// evaluation-stage parameters (cells that differ only in those evaluate one fit).
-pub fn fit_key(key: &CellKey) -> CellKey {
-    let mut k = key.clone();
-    for p in evaluation_stage_params(&key.method) {
-        k.params.remove(p);
-    }
-    k
 }
 
 /// Fits one method on one data set (no evaluation). Used by cells and figures. The seed derives
@@ -273,10 +158,10 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
 /// still runs; the error names each path that failed), so a run never reports cells it did not
 /// keep.
 pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> anyhow::Result<(Vec<(Cell, Option<Record>)>, RunSummary)> {
-    let all = cells(plan, data);
+    let all = crate::plan::cells(plan, data);
     let mut summary = RunSummary { total: all.len(), ..Default::default() };
     let mut results: Vec<(Cell, Option<Record>)> = Vec::with_capacity(all.len());
-    let mut todo = Vec::new();
+    let mut missing = Vec::new();
     for (i, c) in all.into_iter().enumerate() {
         let cached = if opts.force {
             None
@@ -290,34 +175,19 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
         if cached.is_some() {
             summary.cached += 1;
         } else {
-            todo.push(i);
+            missing.push(i);
         }
         results.push((c, cached));
     }
-    let before = todo.len();
-    todo.retain(|&i| {
-        let c = &results[i].0;
-        let wanted = |only: &[String], names: Vec<&str>| only.is_empty() || only.iter().any(|o| names.contains(&o.as_str()));
-        wanted(&opts.only_datasets, plan.dataset_names(c.dataset)) && wanted(&opts.only_methods, plan.method_names(c.method))
-    });
-    summary.skipped = before - todo.len();
-    if let Some(max) = opts.max_cells {
-        summary.skipped += todo.len().saturating_sub(max);
-        todo.truncate(max);
-    }
+    let selection = Selection { only_datasets: opts.only_datasets.clone(), only_methods: opts.only_methods.clone(), shard: opts.shard, max_cells: opts.max_cells };
+    let cells: Vec<Cell> = results.iter().map(|(c, _)| c.clone()).collect();
+    let (todo, skipped) = selection.apply(plan, &cells, missing);
+    summary.skipped = skipped;
     if !opts.quiet {
-        eprintln!("cells: {} total, {} cached, {} to run{}", summary.total, summary.cached, todo.len(), if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method)", summary.skipped) } else { String::new() });
+        eprintln!("cells: {} total, {} cached, {} to run{}", summary.total, summary.cached, todo.len(), if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method, --shard)", summary.skipped) } else { String::new() });
     }
-    let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(todo.len() as u64) };
-    // The bar draws only on a terminal; in a log (nohup, CI, nightly jobs) every finished cell gets
-    // a line instead, so a long run shows where it is.
-    let log_lines = !opts.quiet && !std::io::stderr().is_terminal();
-    // The count is taken and the line printed under one lock: with an atomic counter two cells
-    // finishing together could print `[2/2]` before `[1/2]`.
-    let finished = Mutex::new(0usize);
+    let progress = Progress::start(todo.len(), opts.quiet);
     let write_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let started = Instant::now();
-    bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "));
     // The OpenBLAS kernel set is part of the provenance: timings and the last bits of a result
     // depend on it (an inherited OPENBLAS_CORETYPE=Haswell runs AVX2 kernels on an AVX-512 CPU).
     let threads = format!("rayon={} blas=1 openblas={}", rayon::current_num_threads(), structdr_linalg::blas::core_name());
@@ -349,25 +219,14 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
                 if let Err(e) = store.put(&rec) {
                     write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}: {e}", store.dir().join(format!("{}.json", rec.hash)).display()));
                 }
-                let what = format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label);
-                bar.set_message(format!("{what} {}", if rec.status == Status::Ok { "" } else { "(failed)" }));
-                bar.inc(1);
-                if log_lines {
-                    let outcome = match rec.status {
-                        Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
-                        Status::Failed => format!("failed: {}", rec.error.as_deref().unwrap_or("")),
-                    };
-                    let mut done = finished.lock().unwrap_or_else(|p| p.into_inner());
-                    *done += 1;
-                    eprintln!("[{}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", *done, todo.len(), rec.params_string(), rec.fit_seconds, started.elapsed().as_secs_f64());
-                }
+                progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &rec);
                 out.push((i, rec));
             }
             out
         })
         .collect();
     structdr_linalg::blas::set_num_threads(previous);
-    bar.finish_and_clear();
+    progress.finish();
     for (i, rec) in new {
         summary.computed += 1;
         results[i].1 = Some(rec);

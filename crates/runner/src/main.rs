@@ -79,6 +79,11 @@ struct RunArgs {
     /// Compute only this method's missing cells (table label or method name; repeatable).
     #[arg(long = "method", value_name = "NAME")]
     only_methods: Vec<String>,
+    /// Compute only part i of n of the missing cells (1-based, e.g. `--shard 3/8` in a Slurm
+    /// array job): the parts split the cells by content key, so n invocations on one store cover
+    /// every cell exactly once. Tables show every stored cell.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
     /// Worker threads for grid cells (default: all cores; BLAS runs single-threaded inside).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
@@ -296,11 +301,12 @@ fn run(a: RunArgs) -> Result<()> {
             bail!("{flag} {bad}: not in {} (known: {})", a.spec.display(), known.join(", "));
         }
     }
-    let opts = exec::RunOptions { results_root: a.results, force: a.force, retry_failed: a.retry_failed, max_cells: a.max_cells, only_datasets: a.only_datasets, only_methods: a.only_methods, quiet: a.quiet };
+    let shard = a.shard.as_deref().map(structdr::plan::Shard::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
+    let opts = exec::RunOptions { results_root: a.results, force: a.force, retry_failed: a.retry_failed, max_cells: a.max_cells, only_datasets: a.only_datasets, only_methods: a.only_methods, shard, quiet: a.quiet };
     let t0 = std::time::Instant::now();
     let out = structdr::run_spec(&plan, &opts)?;
     let s = &out.summary;
-    println!("cells: {} total, {} computed, {} cached, {} failed{}", s.total, s.computed, s.cached, s.failed, if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method)", s.skipped) } else { String::new() });
+    println!("cells: {} total, {} computed, {} cached, {} failed{}", s.total, s.computed, s.cached, s.failed, if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method, --shard)", s.skipped) } else { String::new() });
     if let Some(t) = &out.tables {
         println!("tables: {} {} {}", t.md.display(), t.csv.display(), t.tex.display());
     }

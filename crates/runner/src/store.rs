@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use structdr_methods::api::{FeatureScores, Fitted, Output, OutputKind, PrincipalGraph, Trace};
 use structdr_methods::ParamMap;
 
 /// What identifies a grid cell's result.
@@ -259,6 +260,143 @@ impl Store {
     /// Number of stored records.
     pub fn len(&self) -> usize {
         std::fs::read_dir(&self.dir).map(|r| r.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
+    }
+}
+
+/// Name of the fit cache inside a spec's output directory (git-ignored: fits are reproducible
+/// from their key, and some are large).
+pub const FITS_DIR: &str = "fits";
+
+/// The fit cache: what a fit returned (output, graph, components, trace, notes and its time),
+/// one JSON file per fit key, so figures draw cached fits instead of refitting. Floats are written
+/// in shortest round-trip form, so a cached fit is bit-identical to the fresh one.
+pub struct FitStore {
+    dir: PathBuf,
+}
+
+/// A fit as stored: arrays row-major with their shapes.
+#[derive(Serialize, Deserialize)]
+struct StoredFit {
+    key: CellKey,
+    kind: OutputKind,
+    shape: (usize, usize),
+    values: Vec<f64>,
+    ranking: Vec<usize>,
+    centres_shape: (usize, usize),
+    centres: Vec<f64>,
+    edges: Vec<(usize, usize, f64)>,
+    graph: Option<structdr_methods::Graph>,
+    components: Option<Vec<usize>>,
+    history: Vec<f64>,
+    iterations: usize,
+    converged: bool,
+    termination: String,
+    notes: Vec<String>,
+    fit_seconds: f64,
+}
+
+fn flat(a: &ndarray::Array2<f64>) -> ((usize, usize), Vec<f64>) {
+    (a.dim(), a.iter().copied().collect())
+}
+
+fn unflat(shape: (usize, usize), v: Vec<f64>) -> Option<ndarray::Array2<f64>> {
+    ndarray::Array2::from_shape_vec(shape, v).ok()
+}
+
+impl StoredFit {
+    fn new(key: &CellKey, f: &Fitted, fit_seconds: f64) -> StoredFit {
+        let (mut shape, mut values, mut ranking, mut centres_shape, mut centres, mut edges) = ((0, 0), vec![], vec![], (0, 0), vec![], vec![]);
+        match &f.output {
+            Output::Embedding(y) => (shape, values) = flat(y),
+            Output::FeatureScores(s) => {
+                shape = (1, s.weights.len());
+                values = s.weights.to_vec();
+                ranking = s.ranking.clone();
+            }
+            Output::PrincipalGraph(g) => {
+                (shape, values) = flat(&g.projection);
+                (centres_shape, centres) = flat(&g.centres);
+                edges = g.edges.clone();
+            }
+        }
+        StoredFit {
+            key: key.clone(),
+            kind: f.kind(),
+            shape,
+            values,
+            ranking,
+            centres_shape,
+            centres,
+            edges,
+            graph: f.graph.clone(),
+            components: f.components.clone(),
+            history: f.trace.history.clone(),
+            iterations: f.trace.iterations,
+            converged: f.trace.converged,
+            termination: f.trace.termination.clone(),
+            notes: f.notes.clone(),
+            fit_seconds,
+        }
+    }
+
+    fn into_fitted(self) -> Option<(Fitted, f64)> {
+        let output = match self.kind {
+            OutputKind::Embedding => Output::Embedding(unflat(self.shape, self.values)?),
+            OutputKind::FeatureScores => Output::FeatureScores(FeatureScores { weights: self.values.into(), ranking: self.ranking }),
+            OutputKind::PrincipalGraph => Output::PrincipalGraph(PrincipalGraph { centres: unflat(self.centres_shape, self.centres)?, edges: self.edges, projection: unflat(self.shape, self.values)? }),
+        };
+        let mut f = Fitted::new(output, Trace { history: self.history, iterations: self.iterations, converged: self.converged, termination: self.termination });
+        f.graph = self.graph;
+        f.components = self.components;
+        f.notes = self.notes;
+        Some((f, self.fit_seconds))
+    }
+}
+
+impl FitStore {
+    /// Opens (creating) the fit cache of a spec's output directory, `<out_dir>/fits`.
+    pub fn open_in(out_dir: &Path) -> std::io::Result<FitStore> {
+        let dir = out_dir.join(FITS_DIR);
+        std::fs::create_dir_all(&dir)?;
+        Ok(FitStore { dir })
+    }
+
+    fn path(&self, key: &CellKey) -> PathBuf {
+        self.dir.join(format!("{}.json", crate::plan::fit_key(key).hash()))
+    }
+
+    /// Whether the fit of `key` is cached.
+    pub fn contains(&self, key: &CellKey) -> bool {
+        self.path(key).is_file()
+    }
+
+    /// The cached fit of `key` and the seconds it took, if present and readable.
+    pub fn get(&self, key: &CellKey) -> Option<(Fitted, f64)> {
+        let text = std::fs::read_to_string(self.path(key)).ok()?;
+        let stored: StoredFit = serde_json::from_str(&text).ok()?;
+        (stored.key == crate::plan::fit_key(key)).then_some(())?;
+        stored.into_fitted()
+    }
+
+    /// The fit of `key` on `data` and its time: from the cache, else fitted (the same
+    /// [`crate::exec::fit_cell`] as the grid cells) and stored. A fit that cannot be stored (e.g.
+    /// non-finite history values, an unwritable directory) is still returned.
+    pub fn get_or_fit_timed(&self, key: &CellKey, data: &structdr_datasets::Dataset) -> Result<(Fitted, f64), String> {
+        if let Some(hit) = self.get(key) {
+            return Ok(hit);
+        }
+        let t0 = std::time::Instant::now();
+        let f = crate::exec::fit_cell(key, data)?;
+        let seconds = t0.elapsed().as_secs_f64();
+        if let Ok(text) = serde_json::to_string(&StoredFit::new(&crate::plan::fit_key(key), &f, seconds)) {
+            let _ = crate::atomic_write(&self.path(key), text.as_bytes());
+        }
+        Ok((f, seconds))
+    }
+
+    /// [`FitStore::get_or_fit_timed`] without the time.
+    pub fn get_or_fit(&self, key: &CellKey, data: &structdr_datasets::Dataset) -> Result<Fitted, String> {
+        self.get_or_fit_timed(key, data).map(|(f, _)| f)
     }
 }
 

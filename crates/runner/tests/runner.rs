@@ -46,7 +46,7 @@ fn plan_in(dir: &Path, text: &str) -> spec::Plan {
 }
 
 fn opts(root: PathBuf) -> RunOptions {
-    RunOptions { results_root: root, force: false, retry_failed: false, max_cells: None, only_datasets: vec![], only_methods: vec![], quiet: true }
+    RunOptions { results_root: root, force: false, retry_failed: false, max_cells: None, only_datasets: vec![], only_methods: vec![], shard: None, quiet: true }
 }
 
 #[test]
@@ -101,6 +101,29 @@ fn a_version_bump_recomputes_exactly_that_methods_cells() {
     assert_eq!(counts["le"], (6, 6));
     assert_eq!(counts["pca"], (2, 0));
     assert_eq!(store.len(), 8);
+}
+
+/// `--shard i/n`: n runs on one store compute disjoint parts that together cover every cell, and
+/// the same cells and numbers as one unsharded run.
+#[test]
+fn shards_cover_every_cell_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_in(dir.path(), SPEC);
+    let mut computed = 0;
+    for i in 0..3 {
+        let shard = Some(structdr::plan::Shard { index: i, count: 3 });
+        let out = structdr::run_spec(&plan, &RunOptions { shard, ..opts(dir.path().into()) }).unwrap();
+        assert_eq!(out.summary.computed + out.summary.cached + out.summary.skipped, 8);
+        computed += out.summary.computed;
+    }
+    assert_eq!(computed, 8);
+    let whole = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((whole.summary.computed, whole.summary.cached), (0, 8));
+    let fresh = tempfile::tempdir().unwrap();
+    let once = structdr::run_spec(&plan_in(fresh.path(), SPEC), &opts(fresh.path().into())).unwrap();
+    for (a, b) in whole.best.iter().zip(&once.best) {
+        assert_eq!(a.record.as_ref().unwrap().metrics, b.record.as_ref().unwrap().metrics);
+    }
 }
 
 #[test]
@@ -256,6 +279,18 @@ method = "pca"
     for f in &out.figures {
         assert!(std::fs::metadata(f).unwrap().len() > 1000, "{}", f.display());
     }
+    // The three panels' fits are in the fit cache; a second run draws from it, bit for bit
+    // (the same figures.md, fit times included, which only a cached fit can reproduce).
+    let out_dir = plan.output_dir(dir.path());
+    assert_eq!(std::fs::read_dir(out_dir.join("fits")).unwrap().count(), 3);
+    let md = std::fs::read_to_string(out_dir.join("figures.md")).unwrap();
+    structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!(std::fs::read_to_string(out_dir.join("figures.md")).unwrap(), md);
+    let store = structdr::store::FitStore::open_in(&out_dir).unwrap();
+    let key = structdr::plan::cell_key(&plan, &out.prepared[0], "pca", 1, &plan.figures[2][0].params);
+    let (cached, _) = store.get(&key).unwrap();
+    let fresh = structdr::exec::fit_cell(&key, &out.prepared[0].data).unwrap();
+    assert_eq!(cached.embedding().unwrap(), fresh.embedding().unwrap());
     let e = spec_error(&text.replace("dataset = \"two_moons\"\nmethod = \"lle\"", "dataset = \"moons\"\nmethod = \"lle\""));
     assert!(e.contains("no data set labelled 'moons'"), "{e}");
 }

@@ -1,0 +1,44 @@
+//! Data preparation: load (registry, mirror or generator), preprocess, and the energy-rule
+//! dimension of every data set of a plan.
+
+use crate::plan::rule_symbol;
+use crate::spec::Plan;
+use std::time::Instant;
+use structdr_datasets::Dataset;
+
+/// A data set after preprocessing, with its energy dimension.
+pub struct Prepared {
+    /// Table label of the data set.
+    pub label: String,
+    pub paper: Option<String>,
+    pub data: Dataset,
+    /// d from the spec's energy rule on the preprocessed data.
+    pub energy_dim: usize,
+    /// What preprocessing did (shown in reports).
+    pub steps: Vec<String>,
+}
+
+/// Loads and preprocesses every data set of the plan.
+pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
+    let fetch = structdr_datasets::download::FetchOptions::from_env();
+    let mut out = Vec::new();
+    for d in &plan.spec.datasets {
+        let name = d.name.get_ref().as_str();
+        let t0 = Instant::now();
+        let raw = if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
+            structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
+        } else {
+            structdr_datasets::load::load(name, &fetch).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
+        };
+        let (data, records) = structdr_datasets::preprocess::apply(&d.preprocess, raw).map_err(|e| anyhow::anyhow!("data set '{name}': preprocessing: {e}"))?;
+        let pca = structdr_linalg::Pca::fit(data.x.view()).map_err(|e| anyhow::anyhow!("data set '{name}': PCA for the energy rule: {e}"))?;
+        let energy_dim = pca.energy_dim(plan.spec.dim.threshold, plan.spec.dim.rule);
+        let steps = records.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect();
+        if !quiet {
+            eprintln!("  data {:<14} {:>6} x {:<5} classes {:>3}  d(energy {}{}) = {:<3} [{:.1} s]", d.label.as_deref().unwrap_or(name), data.x.nrows(), data.x.ncols(), data.n_classes(), rule_symbol(plan), plan.spec.dim.threshold, energy_dim, t0.elapsed().as_secs_f64());
+        }
+        out.push(Prepared { label: d.label.clone().unwrap_or_else(|| name.to_string()), paper: d.paper.clone(), data, energy_dim, steps });
+    }
+    Ok(out)
+}
+
