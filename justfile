@@ -23,8 +23,11 @@ demo: build
     {{bin}} run experiments/demo.toml
     @echo "open results/demo/table.md and results/demo/embedding_*.png"
 
-# The test suite (numeric tests in release mode; data-set tests skip without the mirror).
+# The test suite (numeric tests in release mode; data-set tests skip without the mirror), then the
+# habits: formatting, clippy with warnings as errors (missing docs included), benches compile.
 test:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets --release --quiet -- -D warnings
     cargo test --release --workspace -- --test-threads 2
     cargo bench --workspace --no-run --quiet
 
@@ -92,6 +95,10 @@ figures-density: figures-mpme figures-spl figures-esl figures-fsl figures-usps1
 # Criterion benchmarks (eigendecomposition, 1-NN LOOCV, k-means).
 bench:
     cargo bench -p structdr-linalg -p structdr-eval -p structdr-methods -- --quick
+
+# Remove records of other method versions from a spec's store (`just prune experiments/table1_loocv.toml --dry-run`).
+prune SPEC *ARGS: build
+    {{bin}} prune {{SPEC}} {{ARGS}}
 
 # Regenerate docs/methods.md from the method registry.
 docs: build

@@ -384,9 +384,7 @@ fn progress_bar(len: Option<u64>, label: &str, quiet: bool) -> indicatif::Progre
     let pb = ProgressBar::with_draw_target(len, ProgressDrawTarget::hidden());
     if !quiet && io::stderr().is_terminal() {
         let style = if len.is_some() {
-            ProgressStyle::with_template(
-                "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-            )
+            ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
         } else {
             ProgressStyle::with_template("{msg} {spinner} {bytes} {bytes_per_sec}")
         };
@@ -415,30 +413,18 @@ fn make_agent(opts: &FetchOptions) -> ureq::Agent {
 }
 
 /// One GET of `url` into `tmp` (created / truncated). Returns the SHA-256 of the bytes.
-fn http_once(
-    agent: &ureq::Agent,
-    url: &str,
-    tmp: &Path,
-    label: &str,
-    opts: &FetchOptions,
-) -> Result<String, DownloadError> {
+fn http_once(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &FetchOptions) -> Result<String, DownloadError> {
     let net = |reason: String| DownloadError::Network { url: url.to_string(), reason };
     let resp = match agent.get(url).call() {
         Ok(r) => r,
-        Err(ureq::Error::StatusCode(s)) => {
-            return Err(DownloadError::Http { url: url.to_string(), status: s })
-        }
+        Err(ureq::Error::StatusCode(s)) => return Err(DownloadError::Http { url: url.to_string(), status: s }),
         Err(e) => return Err(net(e.to_string())),
     };
     let status = resp.status().as_u16();
     if !(200..300).contains(&status) {
         return Err(DownloadError::Http { url: url.to_string(), status });
     }
-    let content_length: Option<u64> = resp
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok());
+    let content_length: Option<u64> = resp.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
     let mut reader = resp.into_body().into_reader();
     let mut out = io::BufWriter::new(File::create(tmp).map_err(io_err(tmp))?);
     let pb = progress_bar(content_length, label, opts.quiet);
@@ -453,9 +439,7 @@ fn http_once(
             Err(e) => {
                 pb.finish_and_clear();
                 return Err(match content_length {
-                    Some(expected) if got < expected => {
-                        DownloadError::Truncated { url: url.to_string(), expected, got }
-                    }
+                    Some(expected) if got < expected => DownloadError::Truncated { url: url.to_string(), expected, got },
                     _ => net(format!("reading the body after {got} bytes: {e}")),
                 });
             }
@@ -471,22 +455,13 @@ fn http_once(
             return Err(DownloadError::Truncated { url: url.to_string(), expected, got });
         }
     }
-    let f = out.into_inner().map_err(|e| DownloadError::Io {
-        path: tmp.to_path_buf(),
-        source: e.into_error(),
-    })?;
+    let f = out.into_inner().map_err(|e| DownloadError::Io { path: tmp.to_path_buf(), source: e.into_error() })?;
     f.sync_all().map_err(io_err(tmp))?;
     Ok(crate::hex(&hasher.finalize()))
 }
 
 /// GET with retries and exponential backoff on transient errors.
-fn http_get(
-    agent: &ureq::Agent,
-    url: &str,
-    tmp: &Path,
-    label: &str,
-    opts: &FetchOptions,
-) -> Result<String, DownloadError> {
+fn http_get(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &FetchOptions) -> Result<String, DownloadError> {
     let mut attempt: u32 = 0;
     loop {
         match http_once(agent, url, tmp, label, opts) {
@@ -495,12 +470,7 @@ fn http_get(
                 let factor = 1u32.checked_shl(attempt).unwrap_or(u32::MAX);
                 let delay = opts.backoff.saturating_mul(factor).min(Duration::from_secs(30));
                 if !opts.quiet {
-                    eprintln!(
-                        "warning: {e}; retry {}/{} in {:.1} s",
-                        attempt + 1,
-                        opts.retries,
-                        delay.as_secs_f64()
-                    );
+                    eprintln!("warning: {e}; retry {}/{} in {:.1} s", attempt + 1, opts.retries, delay.as_secs_f64());
                 }
                 std::thread::sleep(delay);
                 attempt += 1;
@@ -514,9 +484,7 @@ fn http_get(
 fn copy_local(src: &Path, tmp: &Path) -> Result<String, DownloadError> {
     let input = match File::open(src) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(DownloadError::MirrorMissing { path: src.to_path_buf() })
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(DownloadError::MirrorMissing { path: src.to_path_buf() }),
         Err(e) => return Err(DownloadError::Io { path: src.to_path_buf(), source: e }),
     };
     let mut reader = io::BufReader::new(input);
@@ -533,10 +501,7 @@ fn copy_local(src: &Path, tmp: &Path) -> Result<String, DownloadError> {
         hasher.update(&buf[..n]);
         out.write_all(&buf[..n]).map_err(io_err(tmp))?;
     }
-    let f = out.into_inner().map_err(|e| DownloadError::Io {
-        path: tmp.to_path_buf(),
-        source: e.into_error(),
-    })?;
+    let f = out.into_inner().map_err(|e| DownloadError::Io { path: tmp.to_path_buf(), source: e.into_error() })?;
     f.sync_all().map_err(io_err(tmp))?;
     Ok(crate::hex(&hasher.finalize()))
 }
@@ -559,34 +524,21 @@ fn sources_for(entry: &Entry, spec: &FileSpec, opts: &FetchOptions) -> Result<Ve
     let mut v = Vec::new();
     match &opts.mirror {
         Some(Mirror::Dir(d)) => v.push(Source::MirrorDir(d.join(&spec.mirror_path))),
-        Some(Mirror::Url(base)) => {
-            v.push(Source::Url(format!("{}/{}", base.trim_end_matches('/'), spec.mirror_path)))
-        }
+        Some(Mirror::Url(base)) => v.push(Source::Url(format!("{}/{}", base.trim_end_matches('/'), spec.mirror_path))),
         None => {}
     }
     if opts.canonical {
         v.extend(spec.urls.iter().cloned().map(Source::Url));
     }
     if v.is_empty() {
-        return Err(DownloadError::NoSource {
-            name: entry.name.clone(),
-            file: spec.mirror_path.clone(),
-            has_urls: !spec.urls.is_empty(),
-        });
+        return Err(DownloadError::NoSource { name: entry.name.clone(), file: spec.mirror_path.clone(), has_urls: !spec.urls.is_empty() });
     }
     Ok(v)
 }
 
 /// Checks `file_sha` of the bytes at `path` (from `origin`) against the registry or the pin.
 /// Returns the content hash and whether the file must be pinned (TOFU, no pin yet).
-fn accept(
-    spec: &FileSpec,
-    path: &Path,
-    file_sha: &str,
-    origin: &str,
-    lock: &Lock,
-    lock_path: &Path,
-) -> Result<(String, bool), DownloadError> {
+fn accept(spec: &FileSpec, path: &Path, file_sha: &str, origin: &str, lock: &Lock, lock_path: &Path) -> Result<(String, bool), DownloadError> {
     match check_registered(spec, path, file_sha) {
         Check::Ok(content) => Ok((content, false)),
         Check::Mismatch => Err(DownloadError::ChecksumMismatch {
@@ -623,21 +575,11 @@ fn pin(spec: &FileSpec, sha: &str, lock_path: &Path, lock: &mut Lock) -> Result<
             });
         }
     } else {
-        fresh.pins.insert(
-            spec.lock_key.clone(),
-            Pin {
-                sha256: sha.to_string(),
-                first_fetched: crate::registry::utc_date_today(),
-                file: spec.mirror_path.clone(),
-            },
-        );
+        fresh
+            .pins
+            .insert(spec.lock_key.clone(), Pin { sha256: sha.to_string(), first_fetched: crate::registry::utc_date_today(), file: spec.mirror_path.clone() });
         fresh.write(lock_path)?;
-        eprintln!(
-            "TRUST ON FIRST USE: {} has no published checksum; pinned sha256 {} in {}",
-            spec.lock_key,
-            sha,
-            lock_path.display()
-        );
+        eprintln!("TRUST ON FIRST USE: {} has no published checksum; pinned sha256 {} in {}", spec.lock_key, sha, lock_path.display());
     }
     *lock = fresh;
     Ok(())
@@ -649,13 +591,7 @@ fn fsync_dir(dir: &Path) {
     }
 }
 
-fn fetch_one(
-    entry: &Entry,
-    spec: &FileSpec,
-    opts: &FetchOptions,
-    agent: &mut Option<ureq::Agent>,
-    lock: &mut Lock,
-) -> Result<Fetched, DownloadError> {
+fn fetch_one(entry: &Entry, spec: &FileSpec, opts: &FetchOptions, agent: &mut Option<ureq::Agent>, lock: &mut Lock) -> Result<Fetched, DownloadError> {
     let lock_path = opts.lock_path();
     let dest = opts.cache_dir.join(&spec.mirror_path);
 
@@ -725,11 +661,7 @@ fn fetch_one(
     if errors.len() == 1 {
         Err(errors.remove(0))
     } else {
-        Err(DownloadError::AllFailed {
-            name: entry.name.clone(),
-            file: spec.mirror_path.clone(),
-            errors,
-        })
+        Err(DownloadError::AllFailed { name: entry.name.clone(), file: spec.mirror_path.clone(), errors })
     }
 }
 
@@ -738,11 +670,7 @@ fn fetch_one(
 pub fn fetch_files(entry: &Entry, opts: &FetchOptions) -> Result<Vec<Fetched>, DownloadError> {
     let mut lock = Lock::read(&opts.lock_path())?;
     let mut agent = None;
-    entry
-        .files
-        .iter()
-        .map(|spec| fetch_one(entry, spec, opts, &mut agent, &mut lock))
-        .collect()
+    entry.files.iter().map(|spec| fetch_one(entry, spec, opts, &mut agent, &mut lock)).collect()
 }
 
 /// [`fetch_files`], returning the cache path of a single-file entry, or for a multi-file entry
@@ -779,11 +707,7 @@ pub fn verify_entry(entry: &Entry, opts: &FetchOptions) -> Result<Vec<Fetched>, 
             return Err(DownloadError::NotCached { name: entry.name.clone(), path });
         }
         let sha = sha256_file(&path)?;
-        let mismatch = |expected: String| DownloadError::CachedMismatch {
-            path: path.clone(),
-            expected,
-            actual: sha.clone(),
-        };
+        let mismatch = |expected: String| DownloadError::CachedMismatch { path: path.clone(), expected, actual: sha.clone() };
         let content = match check_registered(spec, &path, &sha) {
             Check::Ok(c) => c,
             Check::Mismatch => return Err(mismatch(expected_text(spec))),
@@ -829,10 +753,7 @@ mod tests {
         std::fs::create_dir_all(root.join("shared/datasets")).unwrap();
         std::fs::write(root.join("shared/datasets/MANIFEST.toml"), "").unwrap();
         match Mirror::discover(&deep) {
-            Some(Mirror::Dir(p)) => assert_eq!(
-                p.canonicalize().unwrap(),
-                root.join("shared/datasets").canonicalize().unwrap()
-            ),
+            Some(Mirror::Dir(p)) => assert_eq!(p.canonicalize().unwrap(), root.join("shared/datasets").canonicalize().unwrap()),
             other => panic!("not discovered: {other:?}"),
         }
         let _ = std::fs::remove_dir_all(&root);

@@ -92,25 +92,13 @@ pub fn load_entry(entry: &Entry, opts: &FetchOptions) -> Result<Dataset, LoadErr
     let (x, labels) = parse_files(entry, &paths)?;
     check_shape(entry, &x, labels.as_deref())?;
     let checksum = files.iter().map(|f| f.content_sha256.as_str()).collect::<Vec<_>>().join("+");
-    Ok(Dataset {
-        name: entry.name.clone(),
-        x,
-        labels,
-        t: None,
-        checksum,
-        note: entry.table_note(),
-    })
+    Ok(Dataset { name: entry.name.clone(), x, labels, t: None, checksum, note: entry.table_note() })
 }
 
 /// Checks `x` and `labels` against the entry's `n_samples`, `n_features` and `n_classes`
 /// (`n_classes = 0` requires no labels).
 pub fn check_shape(entry: &Entry, x: &Array2<f64>, labels: Option<&[i64]>) -> Result<(), LoadError> {
-    let mm = |what, expected, actual| LoadError::ShapeMismatch {
-        name: entry.name.clone(),
-        what,
-        expected,
-        actual,
-    };
+    let mm = |what, expected, actual| LoadError::ShapeMismatch { name: entry.name.clone(), what, expected, actual };
     if x.nrows() != entry.n_samples {
         return Err(mm("n_samples", entry.n_samples, x.nrows()));
     }
@@ -167,10 +155,7 @@ fn to_labels(values: impl IntoIterator<Item = f64>, source: &str) -> Result<Vec<
 /// without the shape check. Useful for files obtained by other means.
 pub fn parse_files(entry: &Entry, paths: &[PathBuf]) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
     if paths.len() != entry.files.len() {
-        return Err(layout(
-            &entry.name,
-            format!("{} files given, the registry lists {}", paths.len(), entry.files.len()),
-        ));
+        return Err(layout(&entry.name, format!("{} files given, the registry lists {}", paths.len(), entry.files.len())));
     }
     match entry.format {
         Format::Libsvm | Format::LibsvmBz2 => {
@@ -217,8 +202,7 @@ pub fn parse_files(entry: &Entry, paths: &[PathBuf]) -> Result<(Array2<f64>, Opt
                 if ldims[0] != n {
                     return Err(layout(&lsrc, format!("{} labels for {} images in {isrc}", ldims[0], n)));
                 }
-                let x = Array2::from_shape_vec((n, d), ibytes.into_iter().map(f64::from).collect())
-                    .map_err(|e| layout(&isrc, e.to_string()))?;
+                let x = Array2::from_shape_vec((n, d), ibytes.into_iter().map(f64::from).collect()).map_err(|e| layout(&isrc, e.to_string()))?;
                 xs.push(x);
                 ys.extend(lbytes.into_iter().map(i64::from));
             }
@@ -233,11 +217,7 @@ pub fn parse_files(entry: &Entry, paths: &[PathBuf]) -> Result<(Array2<f64>, Opt
 }
 
 /// Applies the `mat-v5` loader fields to a parsed MAT file (see the module docs).
-pub fn parse_mat(
-    mat: &parse::mat::MatFile,
-    loader: &Loader,
-    src: &str,
-) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
+pub fn parse_mat(mat: &parse::mat::MatFile, loader: &Loader, src: &str) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
     let xvars = loader.x_var.as_ref().ok_or_else(|| layout(src, "loader.x_var is missing"))?;
     let mut xs = Vec::new();
     for v in xvars.names() {
@@ -254,10 +234,7 @@ pub fn parse_mat(
         for v in yvars.names() {
             let m = mat.matrix(v)?;
             if m.nrows() != 1 && m.ncols() != 1 {
-                return Err(layout(
-                    src,
-                    format!("label variable `{v}` is {} x {}, expected a row or column vector", m.nrows(), m.ncols()),
-                ));
+                return Err(layout(src, format!("label variable `{v}` is {} x {}, expected a row or column vector", m.nrows(), m.ncols())));
             }
             y.extend(to_labels(m.iter().copied(), src)?);
         }
@@ -390,18 +367,15 @@ pub fn decode_pnm(data: &[u8], source: &str) -> Result<Image, LoadError> {
     if width == 0 || height == 0 || maxval == 0 || maxval > 65535 {
         return Err(layout(source, format!("bad PNM header {width} x {height}, maxval {maxval}")));
     }
-    let n = width
-        .checked_mul(height)
-        .and_then(|v| v.checked_mul(channels))
-        .ok_or_else(|| layout(source, "PNM dimensions overflow"))?;
+    let n = width.checked_mul(height).and_then(|v| v.checked_mul(channels)).ok_or_else(|| layout(source, "PNM dimensions overflow"))?;
     let mut out = Vec::with_capacity(n.min(1 << 28));
     if binary {
         pos += 1; // the single whitespace byte after maxval
         let bps = if maxval > 255 { 2 } else { 1 };
         let need = n * bps;
-        let body = data.get(pos..pos + need).ok_or_else(|| {
-            layout(source, format!("PNM pixel data truncated: need {need} bytes from byte {pos}, file has {}", data.len()))
-        })?;
+        let body = data
+            .get(pos..pos + need)
+            .ok_or_else(|| layout(source, format!("PNM pixel data truncated: need {need} bytes from byte {pos}, file has {}", data.len())))?;
         if bps == 1 {
             out.extend(body.iter().map(|&b| f64::from(b)));
         } else {
@@ -445,9 +419,7 @@ pub fn decode_png(data: &[u8], source: &str) -> Result<Image, LoadError> {
     let (w, h) = (info.width as usize, info.height as usize);
     let mut rows = Vec::with_capacity(w * h * ch);
     for r in 0..h {
-        let line = buf
-            .get(r * info.line_size..r * info.line_size + w * ch)
-            .ok_or_else(|| layout(source, "PNG: short frame buffer"))?;
+        let line = buf.get(r * info.line_size..r * info.line_size + w * ch).ok_or_else(|| layout(source, "PNG: short frame buffer"))?;
         rows.extend_from_slice(line);
     }
     let (data, channels) = drop_alpha(rows, ch);
@@ -503,15 +475,8 @@ const MAX_MEMBER_BYTES: u64 = 4 << 30;
 ///    a zip with no usable member is an error.
 ///
 /// No labels are produced (the returned labels are `None`).
-pub fn parse_image_zip(
-    data: &[u8],
-    source: &str,
-    loader: &Loader,
-    n_samples: usize,
-    n_features: usize,
-) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(data))
-        .map_err(|e| layout(source, format!("not a readable zip archive: {e}")))?;
+pub fn parse_image_zip(data: &[u8], source: &str, loader: &Loader, n_samples: usize, n_features: usize) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(data)).map_err(|e| layout(source, format!("not a readable zip archive: {e}")))?;
     let mut names: Vec<(usize, String)> = Vec::new();
     for i in 0..zip.len() {
         let f = zip.by_index(i).map_err(|e| layout(source, format!("zip member {i}: {e}")))?;
@@ -540,9 +505,7 @@ pub fn parse_image_zip(
             return Err(layout(source, format!("zip member {name} is {} bytes, larger than the limit", f.size())));
         }
         let mut buf = Vec::with_capacity(f.size() as usize);
-        f.take(MAX_MEMBER_BYTES + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
+        f.take(MAX_MEMBER_BYTES + 1).read_to_end(&mut buf).map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
         Ok(buf)
     };
 
@@ -598,13 +561,7 @@ pub fn parse_image_zip(
             None => first = Some((name.clone(), img.height, img.width, img.channels)),
             Some((n0, h, w, c)) => {
                 if (img.height, img.width, img.channels) != (*h, *w, *c) {
-                    return Err(layout(
-                        &isrc,
-                        format!(
-                            "image is {} x {} x {}, but {n0} is {h} x {w} x {c}",
-                            img.height, img.width, img.channels
-                        ),
-                    ));
+                    return Err(layout(&isrc, format!("image is {} x {} x {}, but {n0} is {h} x {w} x {c}", img.height, img.width, img.channels)));
                 }
             }
         }
@@ -622,10 +579,7 @@ pub fn parse_image_zip(
     };
     if let Some([eh, ew, ec]) = loader.image_shape {
         if !(c == ec && ((h, w) == (eh, ew) || (h, w) == (ew, eh))) {
-            return Err(layout(
-                source,
-                format!("{n0} is {h} x {w} x {c}; the registry expects {eh} x {ew} x {ec}"),
-            ));
+            return Err(layout(source, format!("{n0} is {h} x {w} x {c}; the registry expects {eh} x {ew} x {ec}")));
         }
     }
     let d = h * w * c;
@@ -642,10 +596,7 @@ pub fn parse_image_zip(
 pub fn export(dataset: &Dataset, dir: &Path) -> Result<(), LoadError> {
     use ndarray::Array1;
     std::fs::create_dir_all(dir).map_err(|source| LoadError::Io { path: dir.to_path_buf(), source })?;
-    let npy_err = |path: &Path, e: ndarray_npy::WriteNpyError| LoadError::Npy {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
+    let npy_err = |path: &Path, e: ndarray_npy::WriteNpyError| LoadError::Npy { path: path.to_path_buf(), message: e.to_string() };
     let xp = dir.join("X.npy");
     let x = dataset.x.as_standard_layout();
     ndarray_npy::write_npy(&xp, &x).map_err(|e| npy_err(&xp, e))?;

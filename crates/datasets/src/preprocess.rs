@@ -19,21 +19,33 @@ pub enum PreprocessError {
     /// No samples or no features.
     #[error("{what}: empty input ({rows} x {cols})")]
     Empty {
+        /// Name of the function that rejected the input.
         what: &'static str,
+        /// Number of samples (rows) of the input.
         rows: usize,
+        /// Number of features (columns) of the input.
         cols: usize,
     },
     /// A NaN or infinite entry (first one found, row-major).
     #[error("{what}: non-finite value {value} at row {row}, column {col}")]
     NotFinite {
+        /// Name of the function that rejected the input.
         what: &'static str,
+        /// Row (sample index) of the offending entry.
         row: usize,
+        /// Column (feature index) of the offending entry.
         col: usize,
+        /// The non-finite value found (NaN or +/- infinity).
         value: f64,
     },
     /// A parameter out of range.
     #[error("{what}: {reason}")]
-    BadParam { what: &'static str, reason: String },
+    BadParam {
+        /// Name of the function (or step) whose parameter was rejected.
+        what: &'static str,
+        /// Human-readable explanation of the allowed range.
+        reason: String,
+    },
     /// The linear algebra failed.
     #[error(transparent)]
     Linalg(#[from] LinalgError),
@@ -47,12 +59,7 @@ fn check(x: &Array2<f64>, what: &'static str) -> Result<()> {
         return Err(PreprocessError::Empty { what, rows, cols });
     }
     if let Some(((row, col), &value)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Err(PreprocessError::NotFinite {
-            what,
-            row,
-            col,
-            value,
-        });
+        return Err(PreprocessError::NotFinite { what, row, col, value });
     }
     Ok(())
 }
@@ -120,29 +127,16 @@ fn kept_energy(p: &Pca, d: usize) -> f64 {
 /// eigenvalues reach the fraction `threshold` of the total, `sum_{j<=d} lambda_j / sum_j lambda_j
 /// >= p` ([`EnergyRule::Ge`], drtoolbox) or `> p` ([`EnergyRule::Gt`], scikit-learn), via
 /// [`structdr_linalg::energy_dim`]. `threshold` must lie in (0, 1].
-pub fn pca_energy(
-    x: &Array2<f64>,
-    threshold: f64,
-    rule: EnergyRule,
-) -> Result<(Array2<f64>, PcaRecord)> {
+pub fn pca_energy(x: &Array2<f64>, threshold: f64, rule: EnergyRule) -> Result<(Array2<f64>, PcaRecord)> {
     check(x, "pca_energy")?;
     if !(threshold > 0.0 && threshold <= 1.0) {
-        return Err(PreprocessError::BadParam {
-            what: "pca_energy",
-            reason: format!("threshold {threshold} must lie in (0, 1]"),
-        });
+        return Err(PreprocessError::BadParam { what: "pca_energy", reason: format!("threshold {threshold} must lie in (0, 1]") });
     }
     let p = Pca::fit(x.view())?;
     // `Pca::energy_dim` needs contiguous variances (it panics on the reversed view `fit` makes),
     // so go through the free function on a copy.
     let d = energy_dim(&p.variances.to_vec(), threshold, rule);
-    let rec = PcaRecord {
-        d,
-        threshold: Some(threshold),
-        rule: Some(rule),
-        total_features: x.ncols(),
-        energy: kept_energy(&p, d),
-    };
+    let rec = PcaRecord { d, threshold: Some(threshold), rule: Some(rule), total_features: x.ncols(), energy: kept_energy(&p, d) };
     Ok((p.transform(x.view(), d), rec))
 }
 
@@ -151,20 +145,11 @@ pub fn pca_energy(
 pub fn pca_dim(x: &Array2<f64>, d: usize) -> Result<(Array2<f64>, PcaRecord)> {
     check(x, "pca_dim")?;
     if d == 0 || d > x.ncols() {
-        return Err(PreprocessError::BadParam {
-            what: "pca_dim",
-            reason: format!("d = {d} must lie in [1, {}]", x.ncols()),
-        });
+        return Err(PreprocessError::BadParam { what: "pca_dim", reason: format!("d = {d} must lie in [1, {}]", x.ncols()) });
     }
     let p = Pca::fit(x.view())?;
     let d = d.min(p.components.ncols());
-    let rec = PcaRecord {
-        d,
-        threshold: None,
-        rule: None,
-        total_features: x.ncols(),
-        energy: kept_energy(&p, d),
-    };
+    let rec = PcaRecord { d, threshold: None, rule: None, total_features: x.ncols(), energy: kept_energy(&p, d) };
     Ok((p.transform(x.view(), d), rec))
 }
 
@@ -175,10 +160,7 @@ pub fn gaussian_kernel(x: &Array2<f64>, bandwidth_d: Option<f64>) -> Result<Arra
     check(x, "gaussian_kernel")?;
     let b = bandwidth_d.unwrap_or(x.ncols() as f64);
     if !(b.is_finite() && b > 0.0) {
-        return Err(PreprocessError::BadParam {
-            what: "gaussian_kernel",
-            reason: format!("bandwidth {b} must be finite and > 0"),
-        });
+        return Err(PreprocessError::BadParam { what: "gaussian_kernel", reason: format!("bandwidth {b} must be finite and > 0") });
     }
     let mut k = sq_dists(x.view());
     k.mapv_inplace(|d2| (-d2 / b).exp());
@@ -192,12 +174,7 @@ fn default_threshold() -> f64 {
 /// One preprocessing step of a spec, e.g. in TOML `{ op = "pca_energy", threshold = 0.95 }`.
 /// Unknown `op`s and unknown fields (also on `zscore` / `minmax`) are rejected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "op",
-    rename_all = "snake_case",
-    deny_unknown_fields,
-    from = "StepRepr"
-)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields, from = "StepRepr")]
 pub enum Step {
     /// [`zscore`].
     Zscore,
@@ -205,23 +182,37 @@ pub enum Step {
     Minmax,
     /// [`pca_energy`] with `threshold` (default 0.95) and `rule` (default `ge`).
     PcaEnergy {
+        /// Fraction of the total variance to keep, in (0, 1].
         #[serde(default = "default_threshold")]
         threshold: f64,
+        /// Whether the kept fraction must reach (`ge`) or exceed (`gt`) the threshold.
         #[serde(default)]
         rule: EnergyRule,
     },
     /// [`pca_dim`].
-    PcaDim { d: usize },
+    PcaDim {
+        /// Number of principal components to keep, `1 <= d <= D`.
+        d: usize,
+    },
     /// [`gaussian_kernel`]; `bandwidth` defaults to the number of features.
     GaussianKernel {
+        /// Kernel bandwidth `b` in `exp(-||x_i - x_j||^2 / b)`; `None` means the number of features D.
         #[serde(default)]
         bandwidth: Option<f64>,
     },
     /// [`select_labels`]: keep only the samples whose label is listed (e.g. one COIL20 object).
-    SelectLabels { labels: Vec<i64> },
+    SelectLabels {
+        /// Labels whose samples are kept.
+        labels: Vec<i64>,
+    },
     /// [`crate::synthetic::append_noise_features`]: append `count` i.i.d. `U[0,1)` features drawn
     /// from `seed` (001 §V: two moons + 1000 noise features).
-    NoiseFeatures { count: usize, seed: u64 },
+    NoiseFeatures {
+        /// Number of noise features appended as new columns.
+        count: usize,
+        /// Seed of the random generator drawing the noise.
+        seed: u64,
+    },
 }
 
 /// Keeps the samples of `ds` whose label is in `labels`, in their original order (labels, `t`
@@ -308,14 +299,7 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
     let mut records = Vec::with_capacity(steps.len());
     for step in steps {
         let input_shape = ds.x.dim();
-        let mut rec = StepRecord {
-            step: step.clone(),
-            input_shape,
-            output_shape: input_shape,
-            constant_features: vec![],
-            pca: None,
-            bandwidth: None,
-        };
+        let mut rec = StepRecord { step: step.clone(), input_shape, output_shape: input_shape, constant_features: vec![], pca: None, bandwidth: None };
         let x = match step {
             Step::Zscore => {
                 let (z, c) = zscore(&ds.x)?;
@@ -348,17 +332,15 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
                 sub.x
             }
             Step::NoiseFeatures { count, seed } => {
-                let with = crate::synthetic::append_noise_features(ds.clone(), *count, *seed).map_err(|e| PreprocessError::BadParam { what: "noise_features", reason: e.to_string() })?;
+                let with = crate::synthetic::append_noise_features(ds.clone(), *count, *seed)
+                    .map_err(|e| PreprocessError::BadParam { what: "noise_features", reason: e.to_string() })?;
                 ds.note = with.note;
                 with.x
             }
         };
         ds.x = x;
         rec.output_shape = ds.x.dim();
-        let json = serde_json::to_string(step).map_err(|e| PreprocessError::BadParam {
-            what: "apply",
-            reason: e.to_string(),
-        })?;
+        let json = serde_json::to_string(step).map_err(|e| PreprocessError::BadParam { what: "apply", reason: e.to_string() })?;
         ds.checksum = sha256_hex(format!("{}|{json}", ds.checksum).as_bytes());
         records.push(rec);
     }
@@ -371,7 +353,14 @@ mod select_tests {
 
     #[test]
     fn select_labels_keeps_order_and_labels() {
-        let ds = Dataset { name: "t".into(), x: ndarray::array![[0.0], [1.0], [2.0], [3.0]], labels: Some(vec![1, 2, 1, 3]), t: Some(vec![0.1, 0.2, 0.3, 0.4]), checksum: "c".into(), note: None };
+        let ds = Dataset {
+            name: "t".into(),
+            x: ndarray::array![[0.0], [1.0], [2.0], [3.0]],
+            labels: Some(vec![1, 2, 1, 3]),
+            t: Some(vec![0.1, 0.2, 0.3, 0.4]),
+            checksum: "c".into(),
+            note: None,
+        };
         let (out, _) = apply(&[Step::SelectLabels { labels: vec![1, 3] }], ds.clone()).unwrap();
         assert_eq!(out.x.column(0).to_vec(), vec![0.0, 2.0, 3.0]);
         assert_eq!(out.labels, Some(vec![1, 1, 3]));
@@ -389,35 +378,19 @@ mod tests {
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     fn ds(x: Array2<f64>) -> Dataset {
-        Dataset {
-            name: "t".into(),
-            x,
-            labels: None,
-            t: None,
-            checksum: "c0".into(),
-            note: None,
-        }
+        Dataset { name: "t".into(), x, labels: None, t: None, checksum: "c0".into(), note: None }
     }
 
     #[test]
     fn zscore_mean_zero_std_one_and_constant_column() {
-        let x = array![
-            [1.0, 5.0, 0.1],
-            [2.0, 5.0, 0.1],
-            [4.0, 5.0, 0.1],
-            [9.0, 5.0, 0.1]
-        ];
+        let x = array![[1.0, 5.0, 0.1], [2.0, 5.0, 0.1], [4.0, 5.0, 0.1], [9.0, 5.0, 0.1]];
         let (z, c) = zscore(&x).unwrap();
         assert_eq!(c, vec![1, 2]);
         let col = z.column(0);
         let m = col.sum() / 4.0;
         let s = (col.iter().map(|v| (v - m).powi(2)).sum::<f64>() / 3.0).sqrt();
         assert!(m.abs() < 1e-14 && (s - 1.0).abs() < 1e-14);
-        assert!(z
-            .column(1)
-            .iter()
-            .chain(z.column(2).iter())
-            .all(|&v| v == 0.0));
+        assert!(z.column(1).iter().chain(z.column(2).iter()).all(|&v| v == 0.0));
         let (z, c) = zscore(&array![[3.0, 4.0]]).unwrap();
         assert_eq!((z, c), (array![[0.0, 0.0]], vec![0, 1]));
     }
@@ -432,30 +405,12 @@ mod tests {
     #[test]
     fn bad_input_is_typed() {
         let e = zscore(&array![[1.0, f64::NAN]]).unwrap_err();
-        assert!(matches!(
-            e,
-            PreprocessError::NotFinite { row: 0, col: 1, .. }
-        ));
-        assert!(matches!(
-            minmax01(&Array2::zeros((0, 3))),
-            Err(PreprocessError::Empty { .. })
-        ));
-        assert!(matches!(
-            gaussian_kernel(&array![[f64::INFINITY]], None),
-            Err(PreprocessError::NotFinite { .. })
-        ));
-        assert!(matches!(
-            pca_energy(&array![[1.0], [2.0]], 1.5, EnergyRule::Ge),
-            Err(PreprocessError::BadParam { .. })
-        ));
-        assert!(matches!(
-            pca_dim(&array![[1.0], [2.0]], 2),
-            Err(PreprocessError::BadParam { .. })
-        ));
-        assert!(matches!(
-            gaussian_kernel(&array![[1.0]], Some(0.0)),
-            Err(PreprocessError::BadParam { .. })
-        ));
+        assert!(matches!(e, PreprocessError::NotFinite { row: 0, col: 1, .. }));
+        assert!(matches!(minmax01(&Array2::zeros((0, 3))), Err(PreprocessError::Empty { .. })));
+        assert!(matches!(gaussian_kernel(&array![[f64::INFINITY]], None), Err(PreprocessError::NotFinite { .. })));
+        assert!(matches!(pca_energy(&array![[1.0], [2.0]], 1.5, EnergyRule::Ge), Err(PreprocessError::BadParam { .. })));
+        assert!(matches!(pca_dim(&array![[1.0], [2.0]], 2), Err(PreprocessError::BadParam { .. })));
+        assert!(matches!(gaussian_kernel(&array![[1.0]], Some(0.0)), Err(PreprocessError::BadParam { .. })));
     }
 
     /// Data with covariance eigenvalues exactly proportional to 50, 30, 15, 5: orthogonal
@@ -478,12 +433,7 @@ mod tests {
             s.column_mut(j).assign(&(&h.column(j + 1) * *sc));
         }
         // Rotate by an orthogonal 4 x 4 matrix (normalised Hadamard) and shift.
-        let r = array![
-            [1., 1., 1., 1.],
-            [1., -1., 1., -1.],
-            [1., 1., -1., -1.],
-            [1., -1., -1., 1.]
-        ] * 0.5;
+        let r = array![[1., 1., 1., 1.], [1., -1., 1., -1.], [1., 1., -1., -1.], [1., -1., -1., 1.]] * 0.5;
         s.dot(&r) + 3.0
     }
 
@@ -544,20 +494,8 @@ mod tests {
                         { op = "pca_dim", d = 2 }, { op = "minmax" }, { op = "gaussian_kernel", bandwidth = 0.5 }, { op = "gaussian_kernel" }]"#,
         )
         .unwrap();
-        assert_eq!(
-            spec.steps[1],
-            Step::PcaEnergy {
-                threshold: 0.95,
-                rule: EnergyRule::Ge
-            }
-        );
-        assert_eq!(
-            spec.steps[2],
-            Step::PcaEnergy {
-                threshold: 0.8,
-                rule: EnergyRule::Gt
-            }
-        );
+        assert_eq!(spec.steps[1], Step::PcaEnergy { threshold: 0.95, rule: EnergyRule::Ge });
+        assert_eq!(spec.steps[2], Step::PcaEnergy { threshold: 0.8, rule: EnergyRule::Gt });
         assert_eq!(spec.steps[6], Step::GaussianKernel { bandwidth: None });
         for bad in [
             r#"steps = [{ op = "pca_dim", d = 2, k = 1 }]"#,
@@ -570,11 +508,7 @@ mod tests {
 
         let mut x = known_spectrum();
         x.push_column(Array1::from_elem(8, 7.0).view()).unwrap();
-        let steps = [
-            Step::Zscore,
-            Step::PcaDim { d: 2 },
-            Step::GaussianKernel { bandwidth: None },
-        ];
+        let steps = [Step::Zscore, Step::PcaDim { d: 2 }, Step::GaussianKernel { bandwidth: None }];
         let (out, recs) = apply(&steps, ds(x.clone())).unwrap();
         assert_eq!(recs[0].constant_features, vec![4]);
         assert_eq!(recs[1].pca.as_ref().unwrap().d, 2);

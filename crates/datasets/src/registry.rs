@@ -286,10 +286,7 @@ pub struct Registry {
 fn check_hex(name: &str, field: &str, v: &Option<String>) -> Result<(), RegistryError> {
     if let Some(h) = v {
         if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-            return Err(RegistryError::Invalid {
-                name: name.to_string(),
-                message: format!("{field} must be 64 lowercase hex digits, got `{h}`"),
-            });
+            return Err(RegistryError::Invalid { name: name.to_string(), message: format!("{field} must be 64 lowercase hex digits, got `{h}`") });
         }
     }
     Ok(())
@@ -297,15 +294,11 @@ fn check_hex(name: &str, field: &str, v: &Option<String>) -> Result<(), Registry
 
 fn check_rel_path(name: &str, p: &str) -> Result<(), RegistryError> {
     let path = Path::new(p);
-    let ok = !p.is_empty()
-        && path.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    let ok = !p.is_empty() && path.components().all(|c| matches!(c, std::path::Component::Normal(_)));
     if ok {
         Ok(())
     } else {
-        Err(RegistryError::Invalid {
-            name: name.to_string(),
-            message: format!("mirror_path `{p}` must be a relative path without `..`"),
-        })
+        Err(RegistryError::Invalid { name: name.to_string(), message: format!("mirror_path `{p}` must be a relative path without `..`") })
     }
 }
 
@@ -317,9 +310,7 @@ impl RawEntry {
             return Err(invalid("name must be non-empty, without slashes or spaces".into()));
         }
         let files = match (self.files, self.mirror_path) {
-            (Some(_), Some(_)) => {
-                return Err(invalid("give either mirror_path (one file) or files, not both".into()))
-            }
+            (Some(_), Some(_)) => return Err(invalid("give either mirror_path (one file) or files, not both".into())),
             (None, None) => return Err(invalid("missing mirror_path (or files)".into())),
             (None, Some(mp)) => {
                 vec![FileSpec {
@@ -333,24 +324,15 @@ impl RawEntry {
                 }]
             }
             (Some(fs), None) => {
-                if !self.urls.is_empty()
-                    || self.sha256.is_some()
-                    || self.raw_sha256.is_some()
-                    || self.bytes.is_some()
-                {
-                    return Err(invalid(
-                        "with files = [...], urls/sha256/raw_sha256/bytes belong to each file".into(),
-                    ));
+                if !self.urls.is_empty() || self.sha256.is_some() || self.raw_sha256.is_some() || self.bytes.is_some() {
+                    return Err(invalid("with files = [...], urls/sha256/raw_sha256/bytes belong to each file".into()));
                 }
                 if fs.is_empty() {
                     return Err(invalid("files is empty".into()));
                 }
                 fs.into_iter()
                     .map(|f| {
-                        let base = Path::new(&f.mirror_path)
-                            .file_name()
-                            .map(|s| s.to_string_lossy().into_owned())
-                            .unwrap_or_else(|| f.mirror_path.clone());
+                        let base = Path::new(&f.mirror_path).file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| f.mirror_path.clone());
                         FileSpec {
                             lock_key: format!("{name}/{base}"),
                             role: f.role,
@@ -381,14 +363,9 @@ impl RawEntry {
         match self.format {
             Format::IdxGzip => {
                 let roles: Vec<Option<Role>> = files.iter().map(|f| f.role).collect();
-                let paired = roles.chunks_exact(2).remainder().is_empty()
-                    && roles
-                        .chunks(2)
-                        .all(|c| c[0] == Some(Role::Images) && c[1] == Some(Role::Labels));
+                let paired = roles.chunks_exact(2).remainder().is_empty() && roles.chunks(2).all(|c| c[0] == Some(Role::Images) && c[1] == Some(Role::Labels));
                 if !paired {
-                    return Err(invalid(
-                        "idx-gzip needs files in (role = \"images\", role = \"labels\") pairs".into(),
-                    ));
+                    return Err(invalid("idx-gzip needs files in (role = \"images\", role = \"labels\") pairs".into()));
                 }
             }
             Format::MatV5 => {
@@ -405,10 +382,7 @@ impl RawEntry {
                 }
                 if let Some([h, w, c]) = self.loader.image_shape {
                     if h * w * c != self.n_features {
-                        return Err(invalid(format!(
-                            "image_shape {h} x {w} x {c} does not give n_features = {}",
-                            self.n_features
-                        )));
+                        return Err(invalid(format!("image_shape {h} x {w} x {c} does not give n_features = {}", self.n_features)));
                     }
                 }
             }
@@ -470,10 +444,7 @@ impl Registry {
     /// 64 lowercase hex digits; mirror paths are relative without `..`; `idx-gzip` files come in
     /// (images, labels) pairs; `mat-v5` entries name `loader.x_var`.
     pub fn from_toml_str(text: &str, source_name: &str) -> Result<Registry, RegistryError> {
-        let raw: RawRegistry = toml::from_str(text).map_err(|e| RegistryError::Parse {
-            source_name: source_name.to_string(),
-            message: e.to_string(),
-        })?;
+        let raw: RawRegistry = toml::from_str(text).map_err(|e| RegistryError::Parse { source_name: source_name.to_string(), message: e.to_string() })?;
         if raw.schema_version != 1 {
             return Err(RegistryError::Parse {
                 source_name: source_name.to_string(),
@@ -484,10 +455,7 @@ impl Registry {
         let mut entries = Vec::with_capacity(raw.dataset.len());
         for r in raw.dataset {
             if !names.insert(r.name.clone()) {
-                return Err(RegistryError::Invalid {
-                    name: r.name,
-                    message: "duplicate name".into(),
-                });
+                return Err(RegistryError::Invalid { name: r.name, message: "duplicate name".into() });
             }
             entries.push(r.validate()?);
         }
@@ -496,10 +464,7 @@ impl Registry {
 
     /// Reads and validates a registry file from disk.
     pub fn from_path(path: &Path) -> Result<Registry, RegistryError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RegistryError::Parse {
-            source_name: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|e| RegistryError::Parse { source_name: path.display().to_string(), message: e.to_string() })?;
         Registry::from_toml_str(&text, &path.display().to_string())
     }
 
@@ -532,10 +497,7 @@ impl Registry {
             })
             .collect();
         scored.sort();
-        Err(RegistryError::Unknown {
-            name: name.to_string(),
-            suggestions: scored.into_iter().take(5).map(|(_, n)| n.to_string()).collect(),
-        })
+        Err(RegistryError::Unknown { name: name.to_string(), suggestions: scored.into_iter().take(5).map(|(_, n)| n.to_string()).collect() })
     }
 
     /// All entries in file order.
@@ -606,19 +568,11 @@ impl Lock {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
-            Err(e) => {
-                return Err(RegistryError::Lock { path: path.to_path_buf(), message: e.to_string() })
-            }
+            Err(e) => return Err(RegistryError::Lock { path: path.to_path_buf(), message: e.to_string() }),
         };
-        let lock: Lock = toml::from_str(&text).map_err(|e| RegistryError::Lock {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let lock: Lock = toml::from_str(&text).map_err(|e| RegistryError::Lock { path: path.to_path_buf(), message: e.to_string() })?;
         for (k, p) in &lock.pins {
-            check_hex(k, "sha256", &Some(p.sha256.clone())).map_err(|e| RegistryError::Lock {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?;
+            check_hex(k, "sha256", &Some(p.sha256.clone())).map_err(|e| RegistryError::Lock { path: path.to_path_buf(), message: e.to_string() })?;
         }
         Ok(lock)
     }
@@ -652,10 +606,7 @@ impl Lock {
 
 /// Today's UTC date as `YYYY-MM-DD` (civil-from-days on the Unix epoch day count).
 pub fn utc_date_today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let z = (secs / 86_400) as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -676,10 +627,34 @@ mod tests {
     fn builtin_parses_and_has_every_set() {
         let r = Registry::from_toml_str(BUILTIN_TOML, "builtin").expect("valid registry");
         for n in [
-            "iris", "vehicle", "segment", "satimage", "satimage.t", "pendigits", "pendigits.t",
-            "letter", "letter.t", "usps.t", "coil20", "yale", "warpar10p", "tox_171", "isolet",
-            "orlraws10p", "pixraw10p", "usps_9298", "usps_roweis", "usps1", "pie_pose27", "2moons",
-            "tree_300", "fashion-mnist", "teapots", "facial-expression", "usps", "mnist",
+            "iris",
+            "vehicle",
+            "segment",
+            "satimage",
+            "satimage.t",
+            "pendigits",
+            "pendigits.t",
+            "letter",
+            "letter.t",
+            "usps.t",
+            "coil20",
+            "yale",
+            "warpar10p",
+            "tox_171",
+            "isolet",
+            "orlraws10p",
+            "pixraw10p",
+            "usps_9298",
+            "usps_roweis",
+            "usps1",
+            "pie_pose27",
+            "2moons",
+            "tree_300",
+            "fashion-mnist",
+            "teapots",
+            "facial-expression",
+            "usps",
+            "mnist",
         ] {
             assert!(r.get(n).is_ok(), "{n} missing");
         }
@@ -737,10 +712,7 @@ mod tests {
         let p = Lock::path_in(&dir);
         let mut l = Lock::read(&p).unwrap();
         assert!(l.pins.is_empty());
-        l.pins.insert(
-            "mnist/mnist.bz2".into(),
-            Pin { sha256: "0".repeat(64), first_fetched: "2026-01-01".into(), file: "libsvm/mnist.bz2".into() },
-        );
+        l.pins.insert("mnist/mnist.bz2".into(), Pin { sha256: "0".repeat(64), first_fetched: "2026-01-01".into(), file: "libsvm/mnist.bz2".into() });
         l.write(&p).unwrap();
         assert_eq!(Lock::read(&p).unwrap(), l);
         let _ = std::fs::remove_dir_all(&dir);

@@ -24,25 +24,42 @@ use std::f64::consts::PI;
 pub enum SyntheticError {
     /// No generator of that name.
     #[error("unknown synthetic generator `{name}` (valid: {valid})")]
-    UnknownGenerator { name: String, valid: String },
+    UnknownGenerator {
+        /// The generator name that was asked for.
+        name: String,
+        /// Comma-separated list of the valid generator names.
+        valid: String,
+    },
     /// The generator has no parameter of that name.
     #[error("generator `{generator}` has no parameter `{param}` (valid: {valid})")]
     UnknownParam {
+        /// Name of the generator.
         generator: String,
+        /// The unknown parameter name that was given.
         param: String,
+        /// Comma-separated list of the generator's valid parameter names.
         valid: String,
     },
     /// A parameter value is out of range.
     #[error("generator `{generator}`: parameter `{param}` = {value}: {reason}")]
     BadParam {
+        /// Name of the generator.
         generator: String,
+        /// Name of the offending parameter.
         param: String,
+        /// The value given for the parameter.
         value: f64,
+        /// Why the value was rejected (the allowed range).
         reason: String,
     },
     /// Bad argument of an augmentation function.
     #[error("{what}: {reason}")]
-    BadArgument { what: &'static str, reason: String },
+    BadArgument {
+        /// Name of the augmentation function that rejected the argument.
+        what: &'static str,
+        /// Why the argument was rejected.
+        reason: String,
+    },
 }
 
 /// Description of one generator: name, one-line summary, and `(parameter, default, doc)`.
@@ -63,11 +80,7 @@ static GENERATORS: &[GeneratorInfo] = &[
     GeneratorInfo {
         name: "helix",
         summary: "3-D helix wound around a torus, y = [(2 + cos 8p) cos p, (2 + cos 8p) sin p, sin 8p] (000 §6.1.2, 002 §4.3.1, drtoolbox)",
-        params: &[
-            ("n", 1000.0, N_DOC),
-            ("noise", 0.05, NOISE_DOC),
-            ("random", 1.0, "1: p = 2 pi u, u ~ U[0,1) i.i.d.; 0: drtoolbox's grid p_i = 2 pi i / n"),
-        ],
+        params: &[("n", 1000.0, N_DOC), ("noise", 0.05, NOISE_DOC), ("random", 1.0, "1: p = 2 pi u, u ~ U[0,1) i.i.d.; 0: drtoolbox's grid p_i = 2 pi i / n")],
     },
     GeneratorInfo {
         name: "twinpeaks",
@@ -90,7 +103,8 @@ static GENERATORS: &[GeneratorInfo] = &[
     },
     GeneratorInfo {
         name: "distorted_s",
-        summary: "distorted S-shape (stand-in for Kegl et al. 2000's DistortedSShape): a = 3 pi (t - 1/2), y = sign(a)(cos a - 1), x = sin a (1 + distortion y / 2)",
+        summary:
+            "distorted S-shape (stand-in for Kegl et al. 2000's DistortedSShape): a = 3 pi (t - 1/2), y = sign(a)(cos a - 1), x = sin a (1 + distortion y / 2)",
         params: &[("n", 100.0, N_DOC), ("noise", 0.05, NOISE_DOC), ("distortion", 0.3, "widening of the upper loop against the lower")],
     },
     GeneratorInfo {
@@ -152,12 +166,7 @@ impl P<'_> {
         self.map[k]
     }
     fn bad(&self, k: &str, reason: &str) -> SyntheticError {
-        SyntheticError::BadParam {
-            generator: self.gen.into(),
-            param: k.into(),
-            value: self.get(k),
-            reason: reason.into(),
-        }
+        SyntheticError::BadParam { generator: self.gen.into(), param: k.into(), value: self.get(k), reason: reason.into() }
     }
     fn count(&self, k: &str, min: usize) -> Result<usize, SyntheticError> {
         let v = self.get(k);
@@ -211,18 +220,8 @@ fn quarter(t: f64, lo: f64, hi: f64) -> i64 {
 /// angle `a0` to `a1`; `id` is its label.
 #[derive(Clone, Copy)]
 enum Stroke {
-    Line {
-        a: [f64; 2],
-        b: [f64; 2],
-        id: i64,
-    },
-    Arc {
-        c: [f64; 2],
-        r: f64,
-        a0: f64,
-        a1: f64,
-        id: i64,
-    },
+    Line { a: [f64; 2], b: [f64; 2], id: i64 },
+    Arc { c: [f64; 2], r: f64, a0: f64, a1: f64, id: i64 },
 }
 
 impl Stroke {
@@ -250,12 +249,7 @@ impl Stroke {
 
 /// Samples `n` points uniformly by arc length on the strokes, adds `noise * N(0, I)`; returns
 /// points, stroke ids, and (stroke index, position within the stroke in [0, 1)).
-fn sample_strokes(
-    strokes: &[Stroke],
-    n: usize,
-    noise: f64,
-    rng: &mut Rng64,
-) -> (Array2<f64>, Vec<i64>, Vec<(usize, f64)>) {
+fn sample_strokes(strokes: &[Stroke], n: usize, noise: f64, rng: &mut Rng64) -> (Array2<f64>, Vec<i64>, Vec<(usize, f64)>) {
     let lens: Vec<f64> = strokes.iter().map(Stroke::len).collect();
     let total: f64 = lens.iter().sum();
     let mut x = Array2::zeros((n, 2));
@@ -300,11 +294,7 @@ fn helix(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
     let mut x = Array2::zeros((n, 3));
     let mut t = Vec::with_capacity(n);
     for i in 0..n {
-        let pi_ = if random == 1.0 {
-            2.0 * PI * rng.gen::<f64>()
-        } else {
-            2.0 * PI * (i + 1) as f64 / n as f64
-        };
+        let pi_ = if random == 1.0 { 2.0 * PI * rng.gen::<f64>() } else { 2.0 * PI * (i + 1) as f64 / n as f64 };
         let r = 2.0 + (8.0 * pi_).cos();
         x[[i, 0]] = r * pi_.cos() + noise * gauss(rng);
         x[[i, 1]] = r * pi_.sin() + noise * gauss(rng);
@@ -312,12 +302,7 @@ fn helix(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         t.push(pi_);
     }
     let labels = t.iter().map(|&v| quarter(v, 0.0, 2.0 * PI)).collect();
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 /// twinpeaks (002 §4.3.1; drtoolbox `generate_data('twinpeaks')`): with `p_i, q_i ~ U[0,1)`,
@@ -340,12 +325,7 @@ fn twinpeaks(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         t.push(a);
     }
     let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 /// two moons: the first `ceil(n/2)` points `(cos a, sin a)` (label 0), the rest
@@ -359,22 +339,13 @@ fn two_moons(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
     let mut t = Vec::with_capacity(n);
     for i in 0..n {
         let a = PI * rng.gen::<f64>();
-        let (px, py, l) = if i < n0 {
-            (a.cos(), a.sin(), 0)
-        } else {
-            (1.0 - a.cos(), 0.5 - a.sin(), 1)
-        };
+        let (px, py, l) = if i < n0 { (a.cos(), a.sin(), 0) } else { (1.0 - a.cos(), 0.5 - a.sin(), 1) };
         x[[i, 0]] = px + noise * gauss(rng);
         x[[i, 1]] = py + noise * gauss(rng);
         labels.push(l);
         t.push(a / PI);
     }
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 /// spiral: `a ~ U[0, a_max]`, `a_max = 2 pi turns`, `r = 0.2 + 0.8 a / a_max`,
@@ -395,12 +366,7 @@ fn spiral(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         t.push(u);
     }
     let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 /// distorted S (stand-in for the DistortedSShape set of Kégl et al. 2000, whose sample is not
@@ -421,12 +387,7 @@ fn distorted_s(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         t.push(u);
     }
     let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: Some("stand-in: distorted S-shape re-generated, not Kegl's sample".into()),
-    })
+    Ok(Out { x, labels, t: Some(t), note: Some("stand-in: distorted S-shape re-generated, not Kegl's sample".into()) })
 }
 
 /// circle: `a ~ U[0, 2 pi)`, `x = radius (cos a, sin a) + noise * N(0, I_2)`; `t = a / (2 pi)`.
@@ -444,12 +405,7 @@ fn circle(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         t.push(u);
     }
     let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 /// tree: segments (branch id) 0: (0,0)-(0,1) trunk; 1: (0,1)-(-0.8,1.8); 2: (0,1)-(0.8,1.8);
@@ -459,36 +415,12 @@ fn tree(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
     let n = p.count("n", 1)?;
     let noise = p.nonneg("noise")?;
     let segs = [
-        Stroke::Line {
-            a: [0.0, 0.0],
-            b: [0.0, 1.0],
-            id: 0,
-        },
-        Stroke::Line {
-            a: [0.0, 1.0],
-            b: [-0.8, 1.8],
-            id: 1,
-        },
-        Stroke::Line {
-            a: [0.0, 1.0],
-            b: [0.8, 1.8],
-            id: 2,
-        },
-        Stroke::Line {
-            a: [-0.8, 1.8],
-            b: [-1.3, 2.6],
-            id: 3,
-        },
-        Stroke::Line {
-            a: [-0.8, 1.8],
-            b: [-0.4, 2.7],
-            id: 4,
-        },
-        Stroke::Line {
-            a: [0.8, 1.8],
-            b: [1.4, 2.4],
-            id: 5,
-        },
+        Stroke::Line { a: [0.0, 0.0], b: [0.0, 1.0], id: 0 },
+        Stroke::Line { a: [0.0, 1.0], b: [-0.8, 1.8], id: 1 },
+        Stroke::Line { a: [0.0, 1.0], b: [0.8, 1.8], id: 2 },
+        Stroke::Line { a: [-0.8, 1.8], b: [-1.3, 2.6], id: 3 },
+        Stroke::Line { a: [-0.8, 1.8], b: [-0.4, 2.7], id: 4 },
+        Stroke::Line { a: [0.8, 1.8], b: [1.4, 2.4], id: 5 },
     ];
     let parent = [None, Some(0), Some(0), Some(1), Some(1), Some(2)];
     let mut start = [0.0f64; 6];
@@ -497,16 +429,8 @@ fn tree(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         start[k] = start[pk] + segs[pk].len();
     }
     let (x, labels, pos) = sample_strokes(&segs, n, noise, rng);
-    let t = pos
-        .iter()
-        .map(|&(k, f)| start[k] + f * segs[k].len())
-        .collect();
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    let t = pos.iter().map(|&(k, f)| start[k] + f * segs[k].len()).collect();
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 /// three clusters: centres c_0 = (0,0), c_1 = (2,0), c_2 = (1, sqrt 3); a fraction `bridge` of the
@@ -521,11 +445,7 @@ fn three_clusters(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
     let mut labels = Vec::with_capacity(n);
     for i in 0..n {
         if rng.gen::<f64>() < bridge {
-            let (a, b, la, lb) = if rng.gen::<bool>() {
-                (c[0], c[1], 0, 1)
-            } else {
-                (c[1], c[2], 1, 2)
-            };
+            let (a, b, la, lb) = if rng.gen::<bool>() { (c[0], c[1], 0, 1) } else { (c[1], c[2], 1, 2) };
             let f: f64 = rng.gen();
             x[[i, 0]] = a[0] + f * (b[0] - a[0]) + 0.25 * noise * gauss(rng);
             x[[i, 1]] = a[1] + f * (b[1] - a[1]) + 0.25 * noise * gauss(rng);
@@ -537,12 +457,7 @@ fn three_clusters(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
             labels.push(k as i64);
         }
     }
-    Ok(Out {
-        x,
-        labels,
-        t: None,
-        note: None,
-    })
+    Ok(Out { x, labels, t: None, note: None })
 }
 
 /// swiss roll (drtoolbox / scikit-learn): `t = 3 pi / 2 (1 + 2u)`, `h = height v`, `u, v ~ U[0,1)`,
@@ -562,12 +477,7 @@ fn swiss_roll(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         t.push(tt);
     }
     let labels = t.iter().map(|&v| quarter(v, 1.5 * PI, 4.5 * PI)).collect();
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 /// Y and b (001 Fig. 3, "YB data"; drawn anew since the original points are not published):
@@ -578,41 +488,14 @@ fn y_and_b(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
     let n = p.count("n", 1)?;
     let noise = p.nonneg("noise")?;
     let strokes = [
-        Stroke::Line {
-            a: [0.0, 0.0],
-            b: [0.0, 1.0],
-            id: 0,
-        },
-        Stroke::Line {
-            a: [0.0, 1.0],
-            b: [-0.5, 2.0],
-            id: 0,
-        },
-        Stroke::Line {
-            a: [0.0, 1.0],
-            b: [0.5, 2.0],
-            id: 0,
-        },
-        Stroke::Line {
-            a: [1.2, 0.0],
-            b: [1.2, 2.0],
-            id: 1,
-        },
-        Stroke::Arc {
-            c: [1.7, 0.5],
-            r: 0.5,
-            a0: PI,
-            a1: 3.0 * PI,
-            id: 1,
-        },
+        Stroke::Line { a: [0.0, 0.0], b: [0.0, 1.0], id: 0 },
+        Stroke::Line { a: [0.0, 1.0], b: [-0.5, 2.0], id: 0 },
+        Stroke::Line { a: [0.0, 1.0], b: [0.5, 2.0], id: 0 },
+        Stroke::Line { a: [1.2, 0.0], b: [1.2, 2.0], id: 1 },
+        Stroke::Arc { c: [1.7, 0.5], r: 0.5, a0: PI, a1: 3.0 * PI, id: 1 },
     ];
     let (x, labels, _) = sample_strokes(&strokes, n, noise, rng);
-    Ok(Out {
-        x,
-        labels,
-        t: None,
-        note: Some("stand-in: YB letters re-drawn".into()),
-    })
+    Ok(Out { x, labels, t: None, note: Some("stand-in: YB letters re-drawn".into()) })
 }
 
 /// line + circle (001 Fig. 6): `round(n (1 - circle_fraction))` line points `x ~ U[0,1)`,
@@ -643,12 +526,7 @@ fn line_circle(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         labels.push(l);
         t.push(u);
     }
-    Ok(Out {
-        x,
-        labels,
-        t: Some(t),
-        note: None,
-    })
+    Ok(Out { x, labels, t: Some(t), note: None })
 }
 
 fn checksum_of(name: &str, params: &BTreeMap<String, f64>, seed: u64) -> String {
@@ -660,26 +538,12 @@ fn checksum_of(name: &str, params: &BTreeMap<String, f64>, seed: u64) -> String 
 /// [`generators`]) from `Xoshiro256PlusPlus::seed_from_u64(seed)`.
 ///
 /// Errors: unknown generator or parameter (listing the valid ones), out-of-range values.
-pub fn generate(
-    name: &str,
-    params: &BTreeMap<String, f64>,
-    seed: u64,
-) -> Result<Dataset, SyntheticError> {
-    let info = GENERATORS.iter().find(|g| g.name == name).ok_or_else(|| {
-        SyntheticError::UnknownGenerator {
-            name: name.into(),
-            valid: GENERATORS
-                .iter()
-                .map(|g| g.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        }
-    })?;
-    let mut full: BTreeMap<String, f64> = info
-        .params
+pub fn generate(name: &str, params: &BTreeMap<String, f64>, seed: u64) -> Result<Dataset, SyntheticError> {
+    let info = GENERATORS
         .iter()
-        .map(|(k, v, _)| (k.to_string(), *v))
-        .collect();
+        .find(|g| g.name == name)
+        .ok_or_else(|| SyntheticError::UnknownGenerator { name: name.into(), valid: GENERATORS.iter().map(|g| g.name).collect::<Vec<_>>().join(", ") })?;
+    let mut full: BTreeMap<String, f64> = info.params.iter().map(|(k, v, _)| (k.to_string(), *v)).collect();
     for (k, v) in params {
         match full.get_mut(k) {
             Some(slot) => *slot = *v,
@@ -687,20 +551,12 @@ pub fn generate(
                 return Err(SyntheticError::UnknownParam {
                     generator: name.into(),
                     param: k.clone(),
-                    valid: info
-                        .params
-                        .iter()
-                        .map(|p| p.0)
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    valid: info.params.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
                 })
             }
         }
     }
-    let p = P {
-        gen: info.name,
-        map: &full,
-    };
+    let p = P { gen: info.name, map: &full };
     let mut rng = Rng64::seed_from_u64(seed);
     let out = match info.name {
         "helix" => helix(&p, &mut rng),
@@ -716,14 +572,7 @@ pub fn generate(
         "line_circle" => line_circle(&p, &mut rng),
         other => unreachable!("generator table and dispatch disagree on {other}"),
     }?;
-    Ok(Dataset {
-        name: name.to_string(),
-        x: out.x,
-        labels: Some(out.labels),
-        t: out.t,
-        checksum: checksum_of(name, &full, seed),
-        note: out.note,
-    })
+    Ok(Dataset { name: name.to_string(), x: out.x, labels: Some(out.labels), t: out.t, checksum: checksum_of(name, &full, seed), note: out.note })
 }
 
 fn push_note(ds: &mut Dataset, s: String) {
@@ -737,16 +586,9 @@ fn push_note(ds: &mut Dataset, s: String) {
 /// (002 §4.3.3, teapot: noise from `U[0, rho]` on each dimension). The checksum becomes
 /// `sha256(old checksum | uniform_noise | amplitude | seed)`. Errors on a negative or non-finite
 /// amplitude.
-pub fn add_uniform_noise(
-    mut ds: Dataset,
-    amplitude: f64,
-    seed: u64,
-) -> Result<Dataset, SyntheticError> {
+pub fn add_uniform_noise(mut ds: Dataset, amplitude: f64, seed: u64) -> Result<Dataset, SyntheticError> {
     if !(amplitude.is_finite() && amplitude >= 0.0) {
-        return Err(SyntheticError::BadArgument {
-            what: "add_uniform_noise",
-            reason: format!("amplitude {amplitude} must be finite and >= 0"),
-        });
+        return Err(SyntheticError::BadArgument { what: "add_uniform_noise", reason: format!("amplitude {amplitude} must be finite and >= 0") });
     }
     let mut rng = Rng64::seed_from_u64(seed);
     // Row-major fill order, independent of the array's memory layout.
@@ -755,43 +597,24 @@ pub fn add_uniform_noise(
             *v += amplitude * rng.gen::<f64>();
         }
     }
-    ds.checksum =
-        sha256_hex(format!("{}|uniform_noise|{amplitude:?}|{seed}", ds.checksum).as_bytes());
-    push_note(
-        &mut ds,
-        format!("uniform noise U[0, {amplitude}) added to every feature (seed {seed})"),
-    );
+    ds.checksum = sha256_hex(format!("{}|uniform_noise|{amplitude:?}|{seed}", ds.checksum).as_bytes());
+    push_note(&mut ds, format!("uniform noise U[0, {amplitude}) added to every feature (seed {seed})"));
     Ok(ds)
 }
 
 /// Appends `count` features drawn i.i.d. from `U[0,1)`: `X <- [X, U]`, `U` N x count (001 §V,
 /// two moons + 1000 noise features). The checksum becomes
 /// `sha256(old checksum | noise_features | count | seed)`.
-pub fn append_noise_features(
-    mut ds: Dataset,
-    count: usize,
-    seed: u64,
-) -> Result<Dataset, SyntheticError> {
+pub fn append_noise_features(mut ds: Dataset, count: usize, seed: u64) -> Result<Dataset, SyntheticError> {
     let n = ds.x.nrows();
     if n.checked_mul(count).is_none_or(|c| c > 1 << 32) {
-        return Err(SyntheticError::BadArgument {
-            what: "append_noise_features",
-            reason: format!("{n} x {count} noise matrix is too large"),
-        });
+        return Err(SyntheticError::BadArgument { what: "append_noise_features", reason: format!("{n} x {count} noise matrix is too large") });
     }
     let mut rng = Rng64::seed_from_u64(seed);
     let u = Array2::from_shape_simple_fn((n, count), || rng.gen::<f64>());
-    ds.x = concatenate(Axis(1), &[ds.x.view(), u.view()]).map_err(|e| {
-        SyntheticError::BadArgument {
-            what: "append_noise_features",
-            reason: e.to_string(),
-        }
-    })?;
+    ds.x = concatenate(Axis(1), &[ds.x.view(), u.view()]).map_err(|e| SyntheticError::BadArgument { what: "append_noise_features", reason: e.to_string() })?;
     ds.checksum = sha256_hex(format!("{}|noise_features|{count}|{seed}", ds.checksum).as_bytes());
-    push_note(
-        &mut ds,
-        format!("{count} U[0,1) noise features appended (seed {seed})"),
-    );
+    push_note(&mut ds, format!("{count} U[0,1) noise features appended (seed {seed})"));
     Ok(ds)
 }
 
@@ -838,15 +661,7 @@ mod tests {
     fn shapes_and_label_counts() {
         let d = gen("two_moons", &[], 1);
         assert_eq!(d.x.dim(), (200, 2));
-        assert_eq!(
-            d.labels
-                .as_ref()
-                .unwrap()
-                .iter()
-                .filter(|&&l| l == 0)
-                .count(),
-            100
-        );
+        assert_eq!(d.labels.as_ref().unwrap().iter().filter(|&&l| l == 0).count(), 100);
         assert_eq!(d.n_classes(), 2);
         assert_eq!(gen("helix", &[], 1).x.dim(), (1000, 3));
         assert_eq!(gen("twinpeaks", &[], 1).x.dim(), (1000, 3));
@@ -866,15 +681,7 @@ mod tests {
             assert_eq!(gen(g, &[], 3).n_classes(), k, "{g}");
         }
         let lc = gen("line_circle", &[], 1);
-        assert_eq!(
-            lc.labels
-                .as_ref()
-                .unwrap()
-                .iter()
-                .filter(|&&l| l == 0)
-                .count(),
-            200
-        );
+        assert_eq!(lc.labels.as_ref().unwrap().iter().filter(|&&l| l == 0).count(), 200);
         let d = gen("circle", &[("n", 17.0)], 1);
         assert_eq!(d.x.nrows(), 17);
     }
@@ -888,22 +695,14 @@ mod tests {
         assert!((mean - 1.0).abs() < 0.02, "{mean}");
         assert!(r.iter().all(|&v| (v - 1.0).abs() < 0.6));
         let d = gen("circle", &[("noise", 0.0), ("radius", 2.5)], 5);
-        assert!(d
-            .x
-            .rows()
-            .into_iter()
-            .all(|p| (p.dot(&p).sqrt() - 2.5).abs() < 1e-12));
+        assert!(d.x.rows().into_iter().all(|p| (p.dot(&p).sqrt() - 2.5).abs() < 1e-12));
         // Helix without noise satisfies the formula exactly.
         let d = gen("helix", &[("noise", 0.0)], 9);
         let t = d.t.as_ref().unwrap();
         for (i, p) in d.x.rows().into_iter().enumerate() {
             let q = t[i];
             let r = 2.0 + (8.0 * q).cos();
-            assert!(
-                (p[0] - r * q.cos()).abs() < 1e-12
-                    && (p[1] - r * q.sin()).abs() < 1e-12
-                    && (p[2] - (8.0 * q).sin()).abs() < 1e-12
-            );
+            assert!((p[0] - r * q.cos()).abs() < 1e-12 && (p[1] - r * q.sin()).abs() < 1e-12 && (p[2] - (8.0 * q).sin()).abs() < 1e-12);
             assert!((0.0..2.0 * PI).contains(&q));
         }
         let grid = gen("helix", &[("noise", 0.0), ("random", 0.0), ("n", 4.0)], 0);
@@ -921,20 +720,11 @@ mod tests {
             let c = if l == 0 { [0.0, 0.0] } else { [1.0, 0.5] };
             let r = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();
             assert!((r - 1.0).abs() < 1e-12);
-            assert!(if l == 0 {
-                p[1] >= -1e-12
-            } else {
-                p[1] <= 0.5 + 1e-12
-            });
+            assert!(if l == 0 { p[1] >= -1e-12 } else { p[1] <= 0.5 + 1e-12 });
         }
         // Tree without noise: t grows along the branches, trunk points have x = 0.
         let d = gen("tree", &[("noise", 0.0)], 4);
-        for ((p, &l), &t) in
-            d.x.rows()
-                .into_iter()
-                .zip(d.labels.as_ref().unwrap())
-                .zip(d.t.as_ref().unwrap())
-        {
+        for ((p, &l), &t) in d.x.rows().into_iter().zip(d.labels.as_ref().unwrap()).zip(d.t.as_ref().unwrap()) {
             if l == 0 {
                 assert!(p[0].abs() < 1e-12 && (p[1] - t).abs() < 1e-12);
             } else {
@@ -954,33 +744,16 @@ mod tests {
 
     #[test]
     fn errors_list_valid_names() {
-        let e = generate("nope", &BTreeMap::new(), 0)
-            .unwrap_err()
-            .to_string();
+        let e = generate("nope", &BTreeMap::new(), 0).unwrap_err().to_string();
         assert!(e.contains("helix") && e.contains("two_moons"), "{e}");
         let mut m = BTreeMap::new();
         m.insert("sigma".to_string(), 1.0);
         let e = generate("circle", &m, 0).unwrap_err().to_string();
-        assert!(
-            e.contains("sigma") && e.contains("radius") && e.contains("noise"),
-            "{e}"
-        );
-        for (k, v) in [
-            ("n", 0.0),
-            ("n", 2.5),
-            ("noise", -1.0),
-            ("noise", f64::NAN),
-            ("n", 1e12),
-        ] {
+        assert!(e.contains("sigma") && e.contains("radius") && e.contains("noise"), "{e}");
+        for (k, v) in [("n", 0.0), ("n", 2.5), ("noise", -1.0), ("noise", f64::NAN), ("n", 1e12)] {
             let mut m = BTreeMap::new();
             m.insert(k.to_string(), v);
-            assert!(
-                matches!(
-                    generate("circle", &m, 0),
-                    Err(SyntheticError::BadParam { .. })
-                ),
-                "{k}={v}"
-            );
+            assert!(matches!(generate("circle", &m, 0), Err(SyntheticError::BadParam { .. })), "{k}={v}");
         }
     }
 
@@ -990,29 +763,19 @@ mod tests {
         let a = append_noise_features(d.clone(), 1000, 7).unwrap();
         assert_eq!(a.x.dim(), (200, 1002));
         assert_eq!(a.x.column(0), d.x.column(0));
-        assert!(a
-            .x
-            .slice(ndarray::s![.., 2..])
-            .iter()
-            .all(|&v| (0.0..1.0).contains(&v)));
+        assert!(a.x.slice(ndarray::s![.., 2..]).iter().all(|&v| (0.0..1.0).contains(&v)));
         assert_ne!(a.checksum, d.checksum);
         let a2 = append_noise_features(d.clone(), 1000, 7).unwrap();
         assert_eq!(bits(&a), bits(&a2));
         assert_eq!(a.checksum, a2.checksum);
-        assert_ne!(
-            append_noise_features(d.clone(), 1000, 8).unwrap().checksum,
-            a.checksum
-        );
+        assert_ne!(append_noise_features(d.clone(), 1000, 8).unwrap().checksum, a.checksum);
 
         let u = add_uniform_noise(d.clone(), 0.2, 3).unwrap();
         let diff = &u.x - &d.x;
         assert!(diff.iter().all(|&v| (0.0..0.2).contains(&v)));
         assert!((diff.mean().unwrap() - 0.1).abs() < 0.01);
         assert_ne!(u.checksum, d.checksum);
-        assert_eq!(
-            bits(&add_uniform_noise(d.clone(), 0.2, 3).unwrap()),
-            bits(&u)
-        );
+        assert_eq!(bits(&add_uniform_noise(d.clone(), 0.2, 3).unwrap()), bits(&u));
         let z = add_uniform_noise(d.clone(), 0.0, 3).unwrap();
         assert_eq!(bits(&z), bits(&d));
         assert!(add_uniform_noise(d.clone(), -0.1, 3).is_err());

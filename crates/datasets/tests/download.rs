@@ -10,9 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use structdr_datasets::download::{
-    fetch, fetch_files, verify_entry, DownloadError, FetchOptions, Mirror,
-};
+use structdr_datasets::download::{fetch, fetch_files, verify_entry, DownloadError, FetchOptions, Mirror};
 use structdr_datasets::registry::{Entry, Lock, Registry};
 
 // ---------------------------------------------------------------------------------------------
@@ -110,20 +108,13 @@ fn handle_conn(mut s: TcpStream, routes: &HashMap<String, Reply>, hits: &Mutex<V
     };
     let reply = routes.get(&path).cloned().unwrap_or(Reply::Status(404));
     let _ = match reply {
-        Reply::Ok(body) => s
-            .write_all(
-                format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
-                    .as_bytes(),
-            )
-            .and_then(|_| s.write_all(&body)),
-        Reply::Status(c) => s.write_all(
-            format!("HTTP/1.1 {c} {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", reason(c)).as_bytes(),
-        ),
-        Reply::Truncated { body, announced } => s
-            .write_all(
-                format!("HTTP/1.1 200 OK\r\nContent-Length: {announced}\r\nConnection: close\r\n\r\n").as_bytes(),
-            )
-            .and_then(|_| s.write_all(&body)),
+        Reply::Ok(body) => {
+            s.write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes()).and_then(|_| s.write_all(&body))
+        }
+        Reply::Status(c) => s.write_all(format!("HTTP/1.1 {c} {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", reason(c)).as_bytes()),
+        Reply::Truncated { body, announced } => {
+            s.write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {announced}\r\nConnection: close\r\n\r\n").as_bytes()).and_then(|_| s.write_all(&body))
+        }
     };
     let _ = s.flush();
     let _ = s.shutdown(std::net::Shutdown::Both);
@@ -277,10 +268,7 @@ fn http_500_is_retried_then_an_error() {
 #[test]
 fn truncated_body_is_an_error() {
     let body = payload(100, 3);
-    let srv = Server::start(
-        HashMap::from([("/t.bin".to_string(), Reply::Truncated { body: body.clone(), announced: 1000 })]),
-        10,
-    );
+    let srv = Server::start(HashMap::from([("/t.bin".to_string(), Reply::Truncated { body: body.clone(), announced: 1000 })]), 10);
     let cache = tempfile::tempdir().unwrap();
     // Even with the right hash for the 100 bytes, a short body is never accepted.
     let e = entry(&[srv.url("/t.bin")], "t.bin", Some(&sha(&body)));
@@ -358,10 +346,7 @@ fn corrupt_or_missing_mirror_falls_back_to_canonical() {
 #[test]
 fn mirror_base_url_appends_mirror_path() {
     let body = payload(1234, 5);
-    let srv = Server::start(
-        HashMap::from([("/data/libsvm/x.scale".to_string(), Reply::Ok(body.clone()))]),
-        10,
-    );
+    let srv = Server::start(HashMap::from([("/data/libsvm/x.scale".to_string(), Reply::Ok(body.clone()))]), 10);
     let cache = tempfile::tempdir().unwrap();
     let e = entry(&[], "libsvm/x.scale", Some(&sha(&body)));
     let mut o = opts(cache.path());

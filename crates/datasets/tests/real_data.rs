@@ -138,10 +138,8 @@ const EVEN_68_42: [(i64, usize); 68] = {
     }
     a
 };
-const LETTER_T: [usize; 26] = [
-    195, 199, 182, 207, 203, 210, 226, 196, 188, 172, 167, 201, 185, 178, 179, 206, 189, 190, 185, 197,
-    207, 183, 176, 204, 184, 191,
-];
+const LETTER_T: [usize; 26] =
+    [195, 199, 182, 207, 203, 210, 226, 196, 188, 172, 167, 201, 185, 178, 179, 206, 189, 190, 185, 197, 207, 183, 176, 204, 184, 191];
 
 fn facts() -> Vec<Facts> {
     vec![
@@ -162,20 +160,14 @@ fn facts() -> Vec<Facts> {
         Facts {
             name: "pendigits.t",
             shape: (3498, 16),
-            labels: Some((
-                8,
-                &[(0, 363), (1, 364), (2, 364), (3, 336), (4, 364), (5, 335), (6, 336), (7, 364), (8, 336), (9, 336)],
-            )),
+            labels: Some((8, &[(0, 363), (1, 364), (2, 364), (3, 336), (4, 364), (5, 335), (6, 336), (7, 364), (8, 336), (9, 336)])),
             row0_sum: 895.0,
             row0_nz: [(0, 88.0), (1, 92.0), (2, 2.0)],
         },
         Facts {
             name: "usps.t",
             shape: (2007, 256),
-            labels: Some((
-                10,
-                &[(1, 359), (2, 264), (3, 198), (4, 166), (5, 200), (6, 160), (7, 170), (8, 147), (9, 166), (10, 177)],
-            )),
+            labels: Some((10, &[(1, 359), (2, 264), (3, 198), (4, 166), (5, 200), (6, 160), (7, 170), (8, 147), (9, 166), (10, 177)])),
             row0_sum: -119.183377,
             row0_nz: [(0, -0.999999), (1, -0.999928), (2, -0.997885)],
         },
@@ -186,13 +178,7 @@ fn facts() -> Vec<Facts> {
             row0_sum: 361.40661764705885,
             row0_nz: [(0, 4.0 / 255.0), (1, 4.0 / 255.0), (2, 4.0 / 255.0)],
         },
-        Facts {
-            name: "isolet",
-            shape: (1560, 617),
-            labels: Some((1, &EVEN_26_60)),
-            row0_sum: 27.464,
-            row0_nz: [(0, -0.4394), (1, -0.093), (2, 0.1718)],
-        },
+        Facts { name: "isolet", shape: (1560, 617), labels: Some((1, &EVEN_26_60)), row0_sum: 27.464, row0_nz: [(0, -0.4394), (1, -0.093), (2, 0.1718)] },
         Facts {
             name: "tox_171",
             shape: (171, 5748),
@@ -200,47 +186,23 @@ fn facts() -> Vec<Facts> {
             row0_sum: 5584322.27,
             row0_nz: [(0, 373.65), (1, 368.79), (2, 1550.87)],
         },
-        Facts {
-            name: "usps_roweis",
-            shape: (11000, 256),
-            labels: Some((1, &EVEN_10_1100)),
-            row0_sum: 10937.0,
-            row0_nz: [(13, 33.0), (14, 121.0), (15, 68.0)],
-        },
-        Facts {
-            name: "usps1",
-            shape: (1100, 256),
-            labels: Some((1, &[(1, 1100)])),
-            row0_sum: 10937.0,
-            row0_nz: [(13, 33.0), (14, 121.0), (15, 68.0)],
-        },
+        Facts { name: "usps_roweis", shape: (11000, 256), labels: Some((1, &EVEN_10_1100)), row0_sum: 10937.0, row0_nz: [(13, 33.0), (14, 121.0), (15, 68.0)] },
+        Facts { name: "usps1", shape: (1100, 256), labels: Some((1, &[(1, 1100)])), row0_sum: 10937.0, row0_nz: [(13, 33.0), (14, 121.0), (15, 68.0)] },
         Facts {
             name: "usps_9298",
             shape: (9298, 256),
-            labels: Some((
-                7,
-                &[(1, 1553), (2, 1269), (3, 929), (4, 824), (5, 852), (6, 716), (7, 834), (8, 792), (9, 708), (10, 821)],
-            )),
+            labels: Some((7, &[(1, 1553), (2, 1269), (3, 929), (4, 824), (5, 852), (6, 716), (7, 834), (8, 792), (9, 708), (10, 821)])),
             row0_sum: 21990.0,
             row0_nz: [(5, 1.0), (6, 18.0), (7, 77.0)],
         },
         Facts {
             name: "usps_9298_train",
             shape: (7291, 256),
-            labels: Some((
-                7,
-                &[(1, 1194), (2, 1005), (3, 731), (4, 658), (5, 652), (6, 556), (7, 664), (8, 645), (9, 542), (10, 644)],
-            )),
+            labels: Some((7, &[(1, 1194), (2, 1005), (3, 731), (4, 658), (5, 652), (6, 556), (7, 664), (8, 645), (9, 542), (10, 644)])),
             row0_sum: 21990.0,
             row0_nz: [(5, 1.0), (6, 18.0), (7, 77.0)],
         },
-        Facts {
-            name: "pie_pose27",
-            shape: (2856, 1024),
-            labels: Some((1, &EVEN_68_42)),
-            row0_sum: 60407.0,
-            row0_nz: [(110, 1.0), (140, 2.0), (141, 3.0)],
-        },
+        Facts { name: "pie_pose27", shape: (2856, 1024), labels: Some((1, &EVEN_68_42)), row0_sum: 60407.0, row0_nz: [(110, 1.0), (140, 2.0), (141, 3.0)] },
         Facts {
             name: "2moons",
             shape: (400, 2),
@@ -248,13 +210,7 @@ fn facts() -> Vec<Facts> {
             row0_sum: -1.523349301115297,
             row0_nz: [(0, -1.7737746559626784), (1, 0.25042535484738143), (1, 0.25042535484738143)],
         },
-        Facts {
-            name: "tree_300",
-            shape: (304, 2),
-            labels: None,
-            row0_sum: 0.9679,
-            row0_nz: [(0, 0.2638), (1, 0.7041), (1, 0.7041)],
-        },
+        Facts { name: "tree_300", shape: (304, 2), labels: None, row0_sum: 0.9679, row0_nz: [(0, 0.2638), (1, 0.7041), (1, 0.7041)] },
     ]
 }
 
@@ -373,9 +329,7 @@ fn col_major(rows: usize, cols: usize, f: impl Fn(usize, usize) -> f64) -> Vec<f
 }
 
 fn reg_entry(body: &str) -> Registry {
-    let text = format!(
-        "schema_version = 1\n[[dataset]]\nname = \"s\"\npaper_name = \"S\"\ncitation = \"c\"\nlicence = \"l\"\n{body}"
-    );
+    let text = format!("schema_version = 1\n[[dataset]]\nname = \"s\"\npaper_name = \"S\"\ncitation = \"c\"\nlicence = \"l\"\n{body}");
     Registry::from_toml_str(&text, "synthetic").unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -582,9 +536,7 @@ fn teapot_zip_of_ppm_images() {
     let e = structdr_datasets::load::parse_image_zip(&bad, "bad.zip", &Default::default(), 2, 72).unwrap_err().to_string();
     assert!(e.contains("a2.ppm"), "{e}");
     // A zip with nothing usable.
-    let e = structdr_datasets::load::parse_image_zip(&zip_of(&[("x.txt", b"x".to_vec())]), "e.zip", &Default::default(), 1, 1)
-        .unwrap_err()
-        .to_string();
+    let e = structdr_datasets::load::parse_image_zip(&zip_of(&[("x.txt", b"x".to_vec())]), "e.zip", &Default::default(), 1, 1).unwrap_err().to_string();
     assert!(e.contains("no .mat file and no supported image"), "{e}");
     // A truncated image inside the zip: an error, not a panic.
     let mut t = ppm(1, 4, 6);
@@ -608,10 +560,7 @@ fn image_zip_of_png_images() {
 #[test]
 fn teapot_zip_of_a_mat_file() {
     // 4 samples x 6 features stored features x samples (6 x 4), as MATLAB image matrices often are.
-    let m = mat_bytes(vec![
-        ("note", dense(1, 1, vec![0.0])),
-        ("Teapots", dense(6, 4, col_major(6, 4, |i, j| (10 * j + i) as f64))),
-    ]);
+    let m = mat_bytes(vec![("note", dense(1, 1, vec![0.0])), ("Teapots", dense(6, 4, col_major(6, 4, |i, j| (10 * j + i) as f64)))]);
     let z = zip_of(&[("teapotdata/teapots.mat", m)]);
     let loader = structdr_datasets::registry::Loader::default();
     let (x, _) = structdr_datasets::load::parse_image_zip(&z, "teapotdata.zip", &loader, 4, 6).expect("mat in zip");

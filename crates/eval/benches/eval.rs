@@ -45,9 +45,7 @@ fn bench_loocv(c: &mut Criterion) {
     g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
     for blas_threads in [1, 2] {
         g.bench_function(format!("5000x16/blas{blas_threads}"), |b| {
-            structdr_linalg::blas::with_threads(blas_threads, || {
-                b.iter(|| loocv_1nn_accuracy(y.view(), &labels).unwrap())
-            })
+            structdr_linalg::blas::with_threads(blas_threads, || b.iter(|| loocv_1nn_accuracy(y.view(), &labels).unwrap()))
         });
     }
     g.finish();
@@ -60,9 +58,7 @@ fn bench_kmeans(c: &mut Criterion) {
     for (name, (y, labels)) in [("classes", classes())] {
         for alg in [KmeansAlgorithm::Lloyd, KmeansAlgorithm::Linfa] {
             let opts = KmeansOptions { algorithm: alg, ..KmeansOptions::default() };
-            g.bench_function(format!("5000x16_k26_r20/{name}/{alg:?}"), |b| {
-                b.iter(|| kmeans_protocol_with(y.view(), &labels, K, 20, 7, &opts).unwrap())
-            });
+            g.bench_function(format!("5000x16_k26_r20/{name}/{alg:?}"), |b| b.iter(|| kmeans_protocol_with(y.view(), &labels, K, 20, 7, &opts).unwrap()));
         }
     }
     g.finish();

@@ -24,20 +24,13 @@ pub const MAX_ABS_COST: i64 = 1 << 40;
 /// An empty matrix gives an empty assignment.
 pub fn linear_sum_assignment(cost: ArrayView2<i64>) -> Result<Vec<(usize, usize)>> {
     if cost.iter().any(|v| v.unsigned_abs() > MAX_ABS_COST as u64) {
-        return Err(EvalError::InvalidParameter {
-            what: "linear_sum_assignment",
-            detail: format!("cost entries must lie within +-2^40"),
-        });
+        return Err(EvalError::InvalidParameter { what: "linear_sum_assignment", detail: "cost entries must lie within +-2^40".to_string() });
     }
     let (r, c) = cost.dim();
     if r == 0 || c == 0 {
         return Ok(Vec::new());
     }
-    let mut pairs = if r <= c {
-        hungarian_rows_le_cols(cost)
-    } else {
-        hungarian_rows_le_cols(cost.t()).into_iter().map(|(j, i)| (i, j)).collect()
-    };
+    let mut pairs = if r <= c { hungarian_rows_le_cols(cost) } else { hungarian_rows_le_cols(cost.t()).into_iter().map(|(j, i)| (i, j)).collect() };
     pairs.sort_unstable();
     Ok(pairs)
 }

@@ -1,5 +1,12 @@
 //! The seeded k-means restart protocol and its ACC / NMI summary.
 //!
+//! A deliberate specialisation, kept apart from the methods' k-means
+//! (`structdr_numerics::clustering`): this one reproduces the evaluation convention of the papers'
+//! MATLAB code on embeddings (centre-shift tolerance, an emptied cluster keeps its centre,
+//! duplicates allowed, restarts), and Table III's committed numbers rest on its exact arithmetic;
+//! the methods' version re-seeds emptied clusters, refuses duplicates and prunes with drift
+//! bounds for K in the thousands.
+//!
 //! # Why our own Lloyd iteration is the default (and linfa an option)
 //!
 //! linfa-clustering 0.8.1's `KMeans` was checked for thread-count dependence: its assignment steps
@@ -28,9 +35,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ensure_finite, ensure_min_samples, ensure_same_len, EvalError, Result};
 use crate::hungarian::hungarian_acc;
-use crate::labels::Label;
 #[allow(unused_imports)] // used in doc links
 use crate::labels::n_classes;
+use crate::labels::Label;
 use crate::nmi::{nmi, NmiNorm};
 
 /// Which k-means implementation runs each restart.
@@ -64,12 +71,7 @@ pub struct KmeansOptions {
 
 impl Default for KmeansOptions {
     fn default() -> Self {
-        Self {
-            max_n_iterations: 300,
-            tolerance: 1e-4,
-            nmi_norm: NmiNorm::Max,
-            algorithm: KmeansAlgorithm::Lloyd,
-        }
+        Self { max_n_iterations: 300, tolerance: 1e-4, nmi_norm: NmiNorm::Max, algorithm: KmeansAlgorithm::Lloyd }
     }
 }
 
@@ -157,25 +159,12 @@ pub fn restart_seed(seed: u64, restart: usize) -> u64 {
 /// parallel, each deterministic).
 ///
 /// Errors: length mismatch, empty input, NaN/Inf, `k = 0`, `k > N`, `restarts = 0`.
-pub fn kmeans_protocol<L: Label>(
-    y: ArrayView2<f64>,
-    labels: &[L],
-    k: usize,
-    restarts: usize,
-    seed: u64,
-) -> Result<KmeansReport> {
+pub fn kmeans_protocol<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize, restarts: usize, seed: u64) -> Result<KmeansReport> {
     kmeans_protocol_with(y, labels, k, restarts, seed, &KmeansOptions::default())
 }
 
 /// [`kmeans_protocol`] with explicit options.
-pub fn kmeans_protocol_with<L: Label>(
-    y: ArrayView2<f64>,
-    labels: &[L],
-    k: usize,
-    restarts: usize,
-    seed: u64,
-    opts: &KmeansOptions,
-) -> Result<KmeansReport> {
+pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize, restarts: usize, seed: u64, opts: &KmeansOptions) -> Result<KmeansReport> {
     const WHAT: &str = "kmeans_protocol";
     ensure_same_len(WHAT, y.nrows(), labels.len())?;
     validate(WHAT, y, k, opts)?;
@@ -313,27 +302,23 @@ fn assign(y: &Array2<f64>, c: &Array2<f64>) -> (Vec<usize>, Vec<f64>) {
     let mut labels = vec![0usize; n];
     let mut d2 = vec![0.0f64; n];
     const CHUNK: usize = 256;
-    labels
-        .par_chunks_mut(CHUNK)
-        .zip(d2.par_chunks_mut(CHUNK))
-        .enumerate()
-        .for_each(|(b, (ls, ds))| {
-            for (o, (l, d)) in ls.iter_mut().zip(ds.iter_mut()).enumerate() {
-                let i = b * CHUNK + o;
-                let yi = &ys[i * dim..(i + 1) * dim];
-                let mut best = 0;
-                let mut bd = f64::INFINITY;
-                for j in 0..c.nrows() {
-                    let e = sq_dist4(yi, &cs[j * dim..(j + 1) * dim]);
-                    if e < bd {
-                        bd = e;
-                        best = j;
-                    }
+    labels.par_chunks_mut(CHUNK).zip(d2.par_chunks_mut(CHUNK)).enumerate().for_each(|(b, (ls, ds))| {
+        for (o, (l, d)) in ls.iter_mut().zip(ds.iter_mut()).enumerate() {
+            let i = b * CHUNK + o;
+            let yi = &ys[i * dim..(i + 1) * dim];
+            let mut best = 0;
+            let mut bd = f64::INFINITY;
+            for j in 0..c.nrows() {
+                let e = sq_dist4(yi, &cs[j * dim..(j + 1) * dim]);
+                if e < bd {
+                    bd = e;
+                    best = j;
                 }
-                *l = best;
-                *d = bd;
             }
-        });
+            *l = best;
+            *d = bd;
+        }
+    });
     (labels, d2)
 }
 

@@ -38,10 +38,7 @@ pub fn n_classes<L: Label>(labels: &[L]) -> usize {
 ///
 /// Errors: [`crate::EvalError::LengthMismatch`] if the lengths differ,
 /// [`crate::EvalError::TooFewSamples`] if they are empty.
-pub fn contingency<P: Label, T: Label>(
-    pred: &[P],
-    truth: &[T],
-) -> Result<(Array2<usize>, Vec<P>, Vec<T>)> {
+pub fn contingency<P: Label, T: Label>(pred: &[P], truth: &[T]) -> Result<(Array2<usize>, Vec<P>, Vec<T>)> {
     ensure_same_len("contingency", pred.len(), truth.len())?;
     ensure_min_samples("contingency", pred.len(), 1)?;
     let rows = unique_labels(pred);

@@ -93,13 +93,7 @@ pub fn information<P: Label, T: Label>(pred: &[P], truth: &[T]) -> Result<Inform
             }
         }
     }
-    Ok(InformationStats {
-        h_pred: entropy(&a),
-        h_truth: entropy(&b),
-        mi: mi.max(0.0),
-        n_pred: rows.len(),
-        n_truth: cols.len(),
-    })
+    Ok(InformationStats { h_pred: entropy(&a), h_truth: entropy(&b), mi: mi.max(0.0), n_pred: rows.len(), n_truth: cols.len() })
 }
 
 /// Normalised mutual information `NMI = I(P; T) / norm(H(P), H(T))` (see [`NmiNorm`]).

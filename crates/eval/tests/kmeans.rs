@@ -6,8 +6,8 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use structdr_eval::{
-    hungarian_acc, kmeans_fit, kmeans_protocol, kmeans_protocol_with, n_classes, nmi, restart_seed, EvalError,
-    KmeansAlgorithm, KmeansOptions, KmeansReport, NmiNorm,
+    hungarian_acc, kmeans_fit, kmeans_protocol, kmeans_protocol_with, n_classes, nmi, restart_seed, EvalError, KmeansAlgorithm, KmeansOptions, KmeansReport,
+    NmiNorm,
 };
 
 /// `per` points around each of `centres` with standard deviation `sd`; labels are odd values.
@@ -27,8 +27,7 @@ fn blobs(centres: &[[f64; 3]], per: usize, sd: f64, seed: u64) -> (Array2<f64>, 
     (y, labels)
 }
 
-const CENTRES: [[f64; 3]; 5] =
-    [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0], [10.0, 10.0, 10.0]];
+const CENTRES: [[f64; 3]; 5] = [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0], [0.0, 10.0, 0.0], [0.0, 0.0, 10.0], [10.0, 10.0, 10.0]];
 
 fn opts(algorithm: KmeansAlgorithm) -> KmeansOptions {
     KmeansOptions { algorithm, ..KmeansOptions::default() }
@@ -127,11 +126,18 @@ fn restarts_are_prefix_stable() {
 
 fn report_bits(r: &KmeansReport) -> String {
     // every float as its bit pattern, so "equal" means bit-identical
-    let mut s = format!("{} {} {} {} {} {} {}|", r.acc_mean.to_bits(), r.acc_std.to_bits(), r.nmi_mean.to_bits(),
-        r.nmi_std.to_bits(), r.acc_best_sse.to_bits(), r.nmi_best_sse.to_bits(), r.best_sse_run);
+    let mut s = format!(
+        "{} {} {} {} {} {} {}|",
+        r.acc_mean.to_bits(),
+        r.acc_std.to_bits(),
+        r.nmi_mean.to_bits(),
+        r.nmi_std.to_bits(),
+        r.acc_best_sse.to_bits(),
+        r.nmi_best_sse.to_bits(),
+        r.best_sse_run
+    );
     for run in &r.runs {
-        s += &format!("{} {} {} {} {} {};", run.seed, run.sse.to_bits(), run.sum_dist.to_bits(), run.acc.to_bits(),
-            run.nmi.to_bits(), run.iterations);
+        s += &format!("{} {} {} {} {} {};", run.seed, run.sse.to_bits(), run.sum_dist.to_bits(), run.acc.to_bits(), run.nmi.to_bits(), run.iterations);
     }
     s
 }
@@ -144,9 +150,7 @@ fn bit_identical_across_calls_and_thread_counts() {
     let labels: Vec<i64> = (0..1200).map(|i| (y[[i, 0]] * 3.0) as i64).collect();
     for alg in [KmeansAlgorithm::Lloyd, KmeansAlgorithm::Linfa] {
         let run = |threads: usize, yv: ArrayView2<f64>| {
-            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
-                kmeans_protocol_with(yv, &labels, 7, 6, 123, &opts(alg)).unwrap()
-            })
+            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| kmeans_protocol_with(yv, &labels, 7, 6, 123, &opts(alg)).unwrap())
         };
         let r1 = run(1, y.view());
         let r2 = run(2, y.view());
@@ -194,9 +198,11 @@ fn degenerate_data_and_bad_input() {
     assert!(inv(kmeans_protocol(y.view(), &labels, 0, 2, 0)));
     assert!(inv(kmeans_protocol(y.view(), &labels, 7, 2, 0)));
     assert!(inv(kmeans_protocol(y.view(), &labels, 2, 0, 0)));
-    for bad in [KmeansOptions { tolerance: 0.0, ..Default::default() },
+    for bad in [
+        KmeansOptions { tolerance: 0.0, ..Default::default() },
         KmeansOptions { tolerance: f64::NAN, ..Default::default() },
-        KmeansOptions { max_n_iterations: 0, ..Default::default() }] {
+        KmeansOptions { max_n_iterations: 0, ..Default::default() },
+    ] {
         assert!(inv(kmeans_protocol_with(y.view(), &labels, 2, 2, 0, &bad)));
     }
     assert!(matches!(kmeans_protocol(y.view(), &labels[..5], 2, 2, 0), Err(EvalError::LengthMismatch { .. })));

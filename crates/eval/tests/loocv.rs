@@ -102,9 +102,11 @@ fn independent_of_thread_count() {
     let y = Array2::from_shape_fn((1500, 4), |_| rng.gen_range(0..4) as f64 * 0.1);
     let labels: Vec<i64> = (0..1500).map(|_| rng.gen_range(0..5)).collect();
     let run = |t: usize| {
-        rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| {
-            (nearest_neighbours_loo(y.view()).unwrap(), loocv_1nn_accuracy(y.view(), &labels).unwrap())
-        })
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+            .install(|| (nearest_neighbours_loo(y.view()).unwrap(), loocv_1nn_accuracy(y.view(), &labels).unwrap()))
     };
     let (nn1, a1) = run(1);
     let (nn2, a2) = run(2);

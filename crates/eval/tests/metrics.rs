@@ -18,10 +18,7 @@ fn acc_hand_computed() {
     assert_eq!(hungarian_acc(&[2usize, 2, 0, 0, 1], &[0i64, 0, 1, 1, 2]).unwrap(), 1.0);
     // C = [[3,1],[2,0]]: one-to-one maps give 0->0,1->1: 3 + 0 or 0->1,1->0: 1 + 2, so ACC = 3/6;
     // a many-to-one "majority class per cluster" map (purity) would give 5/6.
-    assert_abs_diff_eq!(
-        hungarian_acc(&[0usize, 0, 0, 0, 1, 1], &[0i64, 0, 0, 1, 0, 0]).unwrap(),
-        0.5
-    );
+    assert_abs_diff_eq!(hungarian_acc(&[0usize, 0, 0, 0, 1, 1], &[0i64, 0, 0, 1, 0, 0]).unwrap(), 0.5);
 }
 
 #[test]

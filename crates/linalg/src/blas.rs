@@ -55,7 +55,5 @@ pub fn with_threads<T>(n: usize, f: impl FnOnce() -> T) -> T {
 /// AVX-512 present, `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster on dgemm (STACK.md P2). The
 /// variable must be set before the library loads, which is why the binary re-executes itself.
 pub fn cpu_has_avx512f() -> bool {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .map(|s| s.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "avx512f")))
-        .unwrap_or(false)
+    std::fs::read_to_string("/proc/cpuinfo").map(|s| s.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "avx512f"))).unwrap_or(false)
 }

@@ -94,7 +94,29 @@ fn eigh_range(a: ArrayView2<f64>, k: usize, end: End) -> Result<SymmetricEigen> 
     let minus1: c_int = -1;
     // SAFETY: workspace query; Z has n x k entries with ldz = n.
     unsafe {
-        lapack_sys::dsyevr_(&jobz, &range, &uplo, &nn, buf.as_mut_ptr(), &nn, &vl, &vu, &il, &iu, &abstol, &mut m, w.as_mut_ptr(), z.as_mut_ptr(), &nn, isuppz.as_mut_ptr(), work_q.as_mut_ptr(), &minus1, iwork_q.as_mut_ptr(), &minus1, &mut info);
+        lapack_sys::dsyevr_(
+            &jobz,
+            &range,
+            &uplo,
+            &nn,
+            buf.as_mut_ptr(),
+            &nn,
+            &vl,
+            &vu,
+            &il,
+            &iu,
+            &abstol,
+            &mut m,
+            w.as_mut_ptr(),
+            z.as_mut_ptr(),
+            &nn,
+            isuppz.as_mut_ptr(),
+            work_q.as_mut_ptr(),
+            &minus1,
+            iwork_q.as_mut_ptr(),
+            &minus1,
+            &mut info,
+        );
     }
     if info != 0 {
         return Err(LinalgError::Lapack { routine: "dsyevr (query)", info });
@@ -105,7 +127,29 @@ fn eigh_range(a: ArrayView2<f64>, k: usize, end: End) -> Result<SymmetricEigen> 
     let mut iwork = vec![0 as c_int; liwork.max(1) as usize];
     // SAFETY: buffers sized as the workspace query asked.
     unsafe {
-        lapack_sys::dsyevr_(&jobz, &range, &uplo, &nn, buf.as_mut_ptr(), &nn, &vl, &vu, &il, &iu, &abstol, &mut m, w.as_mut_ptr(), z.as_mut_ptr(), &nn, isuppz.as_mut_ptr(), work.as_mut_ptr(), &lwork, iwork.as_mut_ptr(), &liwork, &mut info);
+        lapack_sys::dsyevr_(
+            &jobz,
+            &range,
+            &uplo,
+            &nn,
+            buf.as_mut_ptr(),
+            &nn,
+            &vl,
+            &vu,
+            &il,
+            &iu,
+            &abstol,
+            &mut m,
+            w.as_mut_ptr(),
+            z.as_mut_ptr(),
+            &nn,
+            isuppz.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &lwork,
+            iwork.as_mut_ptr(),
+            &liwork,
+            &mut info,
+        );
     }
     if info != 0 {
         return Err(LinalgError::Lapack { routine: "dsyevr", info });

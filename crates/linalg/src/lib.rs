@@ -41,19 +41,40 @@ pub use spd::{log_det_inverse_upper, SpdFactor};
 pub enum LinalgError {
     /// The input holds NaN or infinite entries.
     #[error("{what}: input contains NaN or infinite values")]
-    NotFinite { what: &'static str },
+    NotFinite {
+        /// Name of the kernel that rejected the input.
+        what: &'static str,
+    },
     /// Shapes do not fit (e.g. a non-square matrix where a square one is required).
     #[error("{what}: shape mismatch ({detail})")]
-    Shape { what: &'static str, detail: String },
+    Shape {
+        /// Name of the kernel that rejected the input.
+        what: &'static str,
+        /// The offending shapes, e.g. `3 x 4 is not square`.
+        detail: String,
+    },
     /// Cholesky failed: the matrix is not (numerically) positive definite.
     #[error("Cholesky: matrix is not positive definite (leading minor {minor} of {n} is not positive)")]
-    NotPositiveDefinite { minor: usize, n: usize },
+    NotPositiveDefinite {
+        /// Order (1-based, LAPACK's `info`) of the first leading minor that is not positive; 0 if unknown.
+        minor: usize,
+        /// Dimension of the matrix.
+        n: usize,
+    },
     /// A LAPACK routine returned a non-zero `info`.
     #[error("LAPACK {routine} failed with info = {info}")]
-    Lapack { routine: &'static str, info: i32 },
+    Lapack {
+        /// Name of the LAPACK routine that failed, e.g. `dsyevd`.
+        routine: &'static str,
+        /// The routine's `info` return code (-1 when the wrapper reported no code).
+        info: i32,
+    },
     /// Empty input where at least one row/column is needed.
     #[error("{what}: empty input")]
-    Empty { what: &'static str },
+    Empty {
+        /// Name of the kernel that rejected the input.
+        what: &'static str,
+    },
 }
 
 /// Result alias for this crate.

@@ -13,10 +13,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::hint::black_box;
 use std::time::Duration;
 use structdr_methods::structure::esl::EslObjective;
-use structdr_numerics::affinities::perplexity_affinities;
-use structdr_methods::structure::pair_dual::n_pairs;
 use structdr_methods::structure::mpme::MpmeObjective;
+use structdr_methods::structure::pair_dual::n_pairs;
 use structdr_methods::structure::pair_dual::solver_memory;
+use structdr_numerics::affinities::perplexity_affinities;
 use structdr_numerics::optim::{minimize, BoundedOptions, Solver};
 
 const N: usize = 2007;

@@ -12,8 +12,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use structdr_numerics::neighbours::{knn, symmetrised_edges};
 use structdr_methods::structure::spl::SplProblem;
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
 
 fn uniform(n: usize, d: usize) -> Array2<f64> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(42);

@@ -28,5 +28,10 @@ fn main() {
     let q = laplacian_system(n, &w, 1.0, 4.0);
     let t_chol = min_time(7, || drop(structdr_linalg::Cholesky::factor(q.view()).unwrap()));
     let t_all = min_time(7, || drop(log_det_and_grad(n, &w, 1.0, 4.0, &mut g).unwrap()));
-    println!("N = {n}: assemble Q {:.1} ms, Cholesky::factor (copy + dpotrf) {:.1} ms, log_det_and_grad (assemble + dpotrf + dpotri + gradient) {:.1} ms", 1e3 * t_q, 1e3 * t_chol, 1e3 * t_all);
+    println!(
+        "N = {n}: assemble Q {:.1} ms, Cholesky::factor (copy + dpotrf) {:.1} ms, log_det_and_grad (assemble + dpotrf + dpotri + gradient) {:.1} ms",
+        1e3 * t_q,
+        1e3 * t_chol,
+        1e3 * t_all
+    );
 }

@@ -61,7 +61,10 @@ fn main() {
     }
     let noise_mass: f64 = sol.theta.iter().skip(2).sum();
     let support = sol.theta.iter().filter(|&&t| t > 0.0).count();
-    println!("theta_0 = {:.4}, theta_1 = {:.4} (paper: 0.5758, 0.4242); mass on noise features {noise_mass:.3e}; support {support}", sol.theta[0], sol.theta[1]);
+    println!(
+        "theta_0 = {:.4}, theta_1 = {:.4} (paper: 0.5758, 0.4242); mass on noise features {noise_mass:.3e}; support {support}",
+        sol.theta[0], sol.theta[1]
+    );
     let offdiag: f64 = (0..n).map(|i| sol.w.row(i).sum() - sol.w[[i, i]]).sum::<f64>() / (n as f64 * lambda);
     let nnz = sol.w.iter().filter(|&&v| v > 0.0).count();
     println!("W: {nnz} nonzeros of {}; fraction of row mass off the diagonal {offdiag:.4}", n * n);
@@ -70,7 +73,11 @@ fn main() {
         for i in 0..n {
             for j in 0..n {
                 if i != j {
-                    if labels[i] == labels[j] { within += sol.w[[i, j]] } else { between += sol.w[[i, j]] }
+                    if labels[i] == labels[j] {
+                        within += sol.w[[i, j]]
+                    } else {
+                        between += sol.w[[i, j]]
+                    }
                 }
             }
         }

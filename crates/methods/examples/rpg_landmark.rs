@@ -14,9 +14,9 @@
 
 use ndarray::{concatenate, Array2, Axis};
 use std::time::Instant;
+use structdr_datasets::download::FetchOptions;
 use structdr_datasets::load::load;
 use structdr_datasets::preprocess::pca_energy;
-use structdr_datasets::download::FetchOptions;
 use structdr_linalg::EnergyRule;
 use structdr_methods::principal::rpg::{GraphKind, Rpg};
 
@@ -70,7 +70,11 @@ fn run(name: &str, k: usize, kmeans_iter: usize) {
             la == lb
         })
         .count();
-    println!("  landmark purity {:.4}; tree edges joining landmarks of the same majority label: {same} / {}", majority as f64 / labels.len() as f64, g.edges.len());
+    println!(
+        "  landmark purity {:.4}; tree edges joining landmarks of the same majority label: {same} / {}",
+        majority as f64 / labels.len() as f64,
+        g.edges.len()
+    );
 }
 
 fn main() {

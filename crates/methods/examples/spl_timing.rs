@@ -12,9 +12,9 @@
 //! (`--uniform`: uniform random 5000 x 16 instead of letter, the high-fill case).
 
 use std::time::Instant;
-use structdr_numerics::neighbours::{knn, symmetrised_edges};
 use structdr_linalg::sparse::{Ordering, SymbolicCholesky};
 use structdr_methods::structure::spl::{Backend, SplProblem};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
 
 /// (median, min) seconds of `reps` calls of `f`.
 fn time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
@@ -41,7 +41,9 @@ fn main() {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(42);
         ndarray::Array2::from_shape_fn((5000, 16), |_| rng.gen_range(0.0..1.0))
     } else {
-        structdr_datasets::load::load("letter.t", &structdr_datasets::download::FetchOptions::from_env()).expect("load letter.t (set STRUCTDR_MIRROR=/work/shared/datasets)").x
+        structdr_datasets::load::load("letter.t", &structdr_datasets::download::FetchOptions::from_env())
+            .expect("load letter.t (set STRUCTDR_MIRROR=/work/shared/datasets)")
+            .x
     };
     let n = x.nrows();
     println!("OpenBLAS core: {}, threads: {}; {reps} repetitions", structdr_linalg::blas::core_name(), structdr_linalg::blas::num_threads());

@@ -5,8 +5,8 @@ use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::time::Instant;
-use structdr_numerics::neighbours::knn;
 use structdr_methods::{lookup, ParamMap};
+use structdr_numerics::neighbours::knn;
 
 fn main() {
     let n: usize = std::env::var("STRUCTDR_TIMING_N").ok().and_then(|s| s.parse().ok()).unwrap_or(5000);

@@ -16,6 +16,7 @@ pub fn registry() -> &'static [MethodInfo] {
             // selection: fsl.
             crate::spectral::identity::info(),
             crate::spectral::pca::info(),
+            crate::spectral::rproj::info(),
             crate::spectral::kpca::info(),
             crate::spectral::le::info(),
             crate::spectral::lle::info(),
@@ -44,7 +45,10 @@ pub fn lookup(name: &str) -> std::result::Result<&'static MethodInfo, ParamError
 pub fn markdown() -> String {
     let mut s = String::from("# Methods\n\nGenerated from the method registry by `structdr methods --markdown`; do not edit by hand.\n");
     for m in registry() {
-        s.push_str(&format!("\n## `{}` (version {})\n\n{}\n\nReference: {}\n\n| parameter | type | default | meaning |\n|---|---|---|---|\n", m.name, m.version, m.summary, m.reference));
+        s.push_str(&format!(
+            "\n## `{}` (version {})\n\n{}\n\nReference: {}\n\n| parameter | type | default | meaning |\n|---|---|---|---|\n",
+            m.name, m.version, m.summary, m.reference
+        ));
         for p in &m.params {
             s.push_str(&format!("| `{}` | {} | `{}` | {} |\n", p.name, p.kind, p.default, p.doc));
         }

@@ -72,7 +72,7 @@ fn bits(f: &Fitted) -> Vec<u64> {
 
 #[test]
 fn every_method_builds_from_defaults_and_its_defaults_validate() {
-    assert!(registry().len() >= 14);
+    assert!(registry().len() >= 15);
     for m in registry() {
         for p in &m.params {
             p.check(m.name, &p.default).unwrap_or_else(|e| panic!("default of {}.{} invalid: {e}", m.name, p.name));
@@ -145,7 +145,12 @@ fn same_seed_same_bits_at_one_and_two_threads_and_output_has_its_kinds_shape() {
         let one = in_pool(1, || fit(m, &input)).unwrap_or_else(|e| panic!("{} fails on the conformance data: {e}", m.name));
         let two = in_pool(2, || fit(m, &input)).unwrap();
         assert_eq!(bits(&one), bits(&two), "{}: 1 vs 2 threads", m.name);
-        assert_eq!(one.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), two.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{}: history", m.name);
+        assert_eq!(
+            one.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            two.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "{}: history",
+            m.name
+        );
         assert_eq!(one.kind(), m.output, "{}: output kind differs from the registry entry", m.name);
         one.check_shape(x.nrows(), x.ncols()).unwrap_or_else(|e| panic!("{}: {e}", m.name));
         if m.output == OutputKind::Embedding {
@@ -179,7 +184,7 @@ fn inductive_methods_transform_the_training_data_into_their_embedding() {
             (t, i) => panic!("{}: registry says inductive = {i} but the fit has a transform: {}", m.name, t.is_some()),
         }
     }
-    assert_eq!(inductive, vec!["identity", "pca", "kpca"]);
+    assert_eq!(inductive, vec!["identity", "pca", "rproj", "kpca"]);
 }
 
 #[test]

@@ -5,9 +5,9 @@ use ndarray::{Array2, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use structdr_methods::principal::ddrtree::{objective, soft_assignments, Centres, DdrTree, DdrTreeInit, EigenSolver, Reference};
-use structdr_numerics::graphs::{mst_prim, mst_sq_euclidean};
 use structdr_methods::spectral::pca::Pca;
 use structdr_methods::{lookup, Embedder, ParamMap, ParamValue};
+use structdr_numerics::graphs::{mst_prim, mst_sq_euclidean};
 
 fn csv(name: &str) -> Array2<f64> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -110,9 +110,17 @@ fn lambda_zero_gives_pca() {
 fn objective_never_increases_tree_and_helix() {
     let cases: Vec<(&str, Array2<f64>, DdrTree)> = vec![
         ("tree drtree K=N", tree_data(150, 5, 2), DdrTree { lambda: Some(1.0), sigma: 0.05, tol: 0.0, max_iter: 25, r_threshold: 0.0, ..DdrTree::drtree(2) }),
-        ("tree ddrtree K=12", tree_data(150, 5, 2), DdrTree { lambda: Some(5.0), sigma: 0.05, tol: 0.0, max_iter: 25, r_threshold: 0.0, ..DdrTree::ddrtree(2, Centres::Count(12)) }),
+        (
+            "tree ddrtree K=12",
+            tree_data(150, 5, 2),
+            DdrTree { lambda: Some(5.0), sigma: 0.05, tol: 0.0, max_iter: 25, r_threshold: 0.0, ..DdrTree::ddrtree(2, Centres::Count(12)) },
+        ),
         ("helix drtree K=N", helix_data(120, 4, 3), DdrTree { lambda: Some(1.0), sigma: 0.05, tol: 0.0, max_iter: 25, r_threshold: 0.0, ..DdrTree::drtree(2) }),
-        ("helix ddrtree K=15 d=3", helix_data(120, 4, 3), DdrTree { lambda: Some(2.0), sigma: 0.02, tol: 0.0, max_iter: 25, r_threshold: 0.0, ..DdrTree::ddrtree(3, Centres::Count(15)) }),
+        (
+            "helix ddrtree K=15 d=3",
+            helix_data(120, 4, 3),
+            DdrTree { lambda: Some(2.0), sigma: 0.02, tol: 0.0, max_iter: 25, r_threshold: 0.0, ..DdrTree::ddrtree(3, Centres::Count(15)) },
+        ),
         ("tree drtree R defaults", tree_data(150, 5, 2), DdrTree { tol: 0.0, ..DdrTree::drtree(2) }),
     ];
     for (name, x, m) in cases {
@@ -226,7 +234,7 @@ fn mst_matches_brute_force_with_ties_and_duplicates() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(6);
     for case in 0..60 {
         let n = 2 + case % 6; // 2..7
-        // integer grid points: many ties; some cases with duplicated points
+                              // integer grid points: many ties; some cases with duplicated points
         let mut p = Array2::from_shape_fn((n, 2), |_| rng.gen_range(0..3) as f64);
         if case % 4 == 0 && n > 2 {
             let row = p.row(0).to_owned();
@@ -342,16 +350,8 @@ fn subspace_solver_matches_dense() {
 #[test]
 fn r_ddrtree_mode_matches_r_fixtures() {
     let x = csv("ddrtree_r_x.csv");
-    let m = DdrTree {
-        lambda: Some(1.0),
-        sigma: 1e-2,
-        gamma: 10.0,
-        tol: 0.0,
-        max_iter: 6,
-        reference: Reference::RDdrtree,
-        r_threshold: 0.0,
-        ..DdrTree::drtree(2)
-    };
+    let m =
+        DdrTree { lambda: Some(1.0), sigma: 1e-2, gamma: 10.0, tol: 0.0, max_iter: 6, reference: Reference::RDdrtree, r_threshold: 0.0, ..DdrTree::drtree(2) };
     for (tag, init_c) in [("kn", None), ("k8", Some(csv("ddrtree_r_k8_c0.csv")))] {
         let f = m.fit_with_init(x.view(), 0, DdrTreeInit { z: None, centres: init_c.as_ref().map(|c| c.view()) }).unwrap();
         let rz = csv(&format!("ddrtree_r_{tag}_z.csv"));
@@ -370,7 +370,7 @@ fn r_ddrtree_mode_matches_r_fixtures() {
         // the (lagging) tree: same edges, R reports squared lengths
         let rt = csv(&format!("ddrtree_r_{tag}_tree.csv"));
         let mut want: Vec<(usize, usize, f64)> = rt.rows().into_iter().map(|r| (r[0] as usize, r[1] as usize, r[2])).collect();
-        want.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        want.sort_by_key(|a| (a.0, a.1));
         assert_eq!(f.tree.len(), want.len(), "{tag}: edge count");
         for (g, w) in f.tree.iter().zip(&want) {
             assert_eq!((g.0, g.1), (w.0, w.1), "{tag}: tree edges differ");

@@ -24,7 +24,11 @@ fn two_moons_plus_1000_noise_features_selects_the_moons() {
     let (mut within, mut between) = (0.0, 0.0);
     for i in 0..400 {
         for j in 0..400 {
-            if labels[i] == labels[j] { within += sol.w[[i, j]] } else { between += sol.w[[i, j]] }
+            if labels[i] == labels[j] {
+                within += sol.w[[i, j]]
+            } else {
+                between += sol.w[[i, j]]
+            }
         }
     }
     assert!(within > 20.0 * between, "W within {within} vs between {between}");

@@ -5,9 +5,9 @@ use ndarray::{Array2, ArrayView2};
 use ndarray_npy::read_npy;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use structdr_methods::{lookup, Embedder, MethodError, ParamMap, ParamValue};
 use structdr_numerics::graphs::{connected_components, neighbourhood_graph, Disconnected};
 use structdr_numerics::neighbours::{knn, symmetrised_edges};
-use structdr_methods::{lookup, Embedder, MethodError, ParamMap, ParamValue};
 
 fn fixture(name: &str) -> Array2<f64> {
     read_npy(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()

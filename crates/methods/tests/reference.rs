@@ -3,9 +3,9 @@
 
 use ndarray::{Array1, Array2, ArrayView2};
 use ndarray_npy::read_npy;
-use structdr_numerics::neighbours::{knn, symmetrised_edges};
 use structdr_methods::spectral::le::auto_t;
 use structdr_methods::{lookup, Fitted, ParamMap, ParamValue};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
 
 fn fixture(name: &str) -> Array2<f64> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -79,7 +79,10 @@ fn le_matches_sklearn_spectral_embedding_and_dense_generalised_eigh() {
     let y = fit("le", &[("dim", int(2)), ("k", int(10)), ("weights", str("heat")), ("t", float(0.0))], x.view()).into_embedding().unwrap();
     let e1 = max_diff_up_to_sign(&y, &fixture("le_heat.npy"));
     let e2 = max_diff_up_to_sign(&y, &fixture("le_heat_dense.npy"));
-    println!("le heat: max |diff| vs sklearn spectral_embedding = {e1:.3e}, vs scipy eigh(L, D) = {e2:.3e} (max |entry| {:.3})", y.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+    println!(
+        "le heat: max |diff| vs sklearn spectral_embedding = {e1:.3e}, vs scipy eigh(L, D) = {e2:.3e} (max |entry| {:.3})",
+        y.iter().fold(0.0f64, |a, v| a.max(v.abs()))
+    );
     assert!(e1 < 1e-12 && e2 < 1e-12, "{e1} {e2}");
     let yb = fit("le", &[("dim", int(2)), ("k", int(10)), ("weights", str("binary"))], x.view()).into_embedding().unwrap();
     let e3 = max_diff_up_to_sign(&yb, &fixture("le_binary.npy"));
@@ -116,7 +119,7 @@ fn le_on_a_path_gives_the_cosine_eigenvectors() {
         let norm = (&v * &v * &deg).sum().sqrt();
         expected.column_mut(m - 1).assign(&(v / norm));
     }
-    let err = max_diff_up_to_sign(&f.embedding().unwrap(), &expected);
+    let err = max_diff_up_to_sign(f.embedding().unwrap(), &expected);
     println!("le path: max |diff| vs cosines = {err:.3e}");
     assert!(err < 1e-10, "{err}");
     // Rayleigh quotients v^T L v / v^T D v of the returned columns are the eigenvalues

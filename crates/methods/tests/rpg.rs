@@ -6,9 +6,9 @@ use ndarray::{Array1, Array2, ArrayView2, Axis};
 use ndarray_npy::read_npy;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use structdr_numerics::graphs::minimum_spanning_tree;
 use structdr_methods::principal::rpg::{graph_length, l1_candidate_edges, l1_graph_lp, l1_residual, objective, soft_assign, update_centres, GraphKind, Rpg};
 use structdr_methods::{lookup, Embedder, ParamMap, ParamValue};
+use structdr_numerics::graphs::minimum_spanning_tree;
 
 fn fixture(name: &str) -> Array2<f64> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -88,7 +88,9 @@ fn theorem1_monotone_tree_on_four_synthetic_sets() {
 
 #[test]
 fn theorem1_monotone_l1_graph_on_synthetic_sets() {
-    for (kind, n, sigma, gamma, lambda, nn) in [("spiral", 120, 0.01, 0.5, 1.0, 10), ("circle", 100, 0.1, 0.5, 1.0, 10), ("two_moon", 120, 0.01, 3.0, 0.1, 5), ("tree", 150, 0.01, 10.0, 1.0, 5)] {
+    for (kind, n, sigma, gamma, lambda, nn) in
+        [("spiral", 120, 0.01, 0.5, 1.0, 10), ("circle", 100, 0.1, 0.5, 1.0, 10), ("two_moon", 120, 0.01, 3.0, 0.1, 5), ("tree", 150, 0.01, 10.0, 1.0, 5)]
+    {
         let x = synthetic(kind, n, 12);
         let g = rpg(GraphKind::L1, sigma, gamma, lambda, nn).fit_graph(x.view(), 0).unwrap();
         assert!(g.history.len() >= 2);
@@ -288,7 +290,7 @@ fn registry_entries_build_and_fit() {
 #[test]
 fn bad_input_gives_clear_errors() {
     let x = synthetic("circle", 30, 2);
-    let err = |m: Rpg, x: ArrayView2<f64>| m.fit(x, 0).err().expect("must fail").to_string();
+    let err = |m: Rpg, x: ArrayView2<f64>| m.fit(x, 0).expect_err("must fail").to_string();
     let base = || rpg(GraphKind::Tree, 0.1, 0.5, 1.0, 5);
     assert!(err(Rpg { ncenter: 31, ..base() }, x.view()).contains("exceeds the number of samples"));
     assert!(err(Rpg { ncenter: 1, ..base() }, x.view()).contains("'ncenter' must be \"auto\" or integer >= 2, got 1"));
@@ -336,8 +338,8 @@ fn bad_input_gives_clear_errors() {
 /// centre), for small and large sigma.
 #[test]
 fn carried_soft_assignment_equals_dense_softmax_over_iterations() {
-    use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
     use structdr_methods::principal::rpg::{soft_assign_near, P_TRUNCATION_NATS};
+    use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
     let x = synthetic("spiral", 300, 4);
     let (n, k) = (x.nrows(), 40);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);

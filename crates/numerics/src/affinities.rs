@@ -61,4 +61,3 @@ pub fn perplexity_affinities(d2: ArrayView2<f64>, perplexity: f64) -> (Array2<f6
     let err = results.iter().map(|r| r.1).fold(0.0, f64::max);
     (p, betas, err)
 }
-

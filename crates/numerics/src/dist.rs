@@ -57,7 +57,6 @@ fn sq_dist_lanes(a: &[f64], b: &[f64]) -> f64 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

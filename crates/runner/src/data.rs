@@ -10,7 +10,9 @@ use structdr_datasets::Dataset;
 pub struct Prepared {
     /// Table label of the data set.
     pub label: String,
+    /// The paper's name of this data set (column of the reference table), if given.
     pub paper: Option<String>,
+    /// The data after the spec's preprocessing steps.
     pub data: Dataset,
     /// d from the spec's energy rule on the preprocessed data.
     pub energy_dim: usize,
@@ -35,10 +37,19 @@ pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
         let energy_dim = pca.energy_dim(plan.spec.dim.threshold, plan.spec.dim.rule);
         let steps = records.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect();
         if !quiet {
-            eprintln!("  data {:<14} {:>6} x {:<5} classes {:>3}  d(energy {}{}) = {:<3} [{:.1} s]", d.label.as_deref().unwrap_or(name), data.x.nrows(), data.x.ncols(), data.n_classes(), rule_symbol(plan), plan.spec.dim.threshold, energy_dim, t0.elapsed().as_secs_f64());
+            eprintln!(
+                "  data {:<14} {:>6} x {:<5} classes {:>3}  d(energy {}{}) = {:<3} [{:.1} s]",
+                d.label.as_deref().unwrap_or(name),
+                data.x.nrows(),
+                data.x.ncols(),
+                data.n_classes(),
+                rule_symbol(plan),
+                plan.spec.dim.threshold,
+                energy_dim,
+                t0.elapsed().as_secs_f64()
+            );
         }
         out.push(Prepared { label: d.label.clone().unwrap_or_else(|| name.to_string()), paper: d.paper.clone(), data, energy_dim, steps });
     }
     Ok(out)
 }
-

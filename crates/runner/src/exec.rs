@@ -42,10 +42,15 @@ pub struct RunOptions {
 /// Counts printed at the end of a run.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct RunSummary {
+    /// Cells in the plan.
     pub total: usize,
+    /// Cells whose record was already in the store (and reused).
     pub cached: usize,
+    /// Cells computed by this run.
     pub computed: usize,
+    /// Cells whose record (cached or new) has status failed.
     pub failed: usize,
+    /// Missing cells left for a later run by `--max-cells`, `--dataset`, `--method` or `--shard`.
     pub skipped: usize,
 }
 
@@ -99,7 +104,14 @@ pub fn evaluate(embedding: &Array2<f64>, labels: &[i64], protocols: &[Protocol],
             Protocol::Kmeans => {
                 let k = structdr_eval::n_classes(labels);
                 let r = structdr_eval::kmeans_protocol(embedding.view(), labels, k, restarts, seed).map_err(|e| e.to_string())?;
-                for (name, v) in [("acc_mean", r.acc_mean), ("acc_std", r.acc_std), ("nmi_mean", r.nmi_mean), ("nmi_std", r.nmi_std), ("acc_best_sse", r.acc_best_sse), ("nmi_best_sse", r.nmi_best_sse)] {
+                for (name, v) in [
+                    ("acc_mean", r.acc_mean),
+                    ("acc_std", r.acc_std),
+                    ("nmi_mean", r.nmi_mean),
+                    ("nmi_std", r.nmi_std),
+                    ("acc_best_sse", r.acc_best_sse),
+                    ("nmi_best_sse", r.nmi_best_sse),
+                ] {
                     metrics.insert(name.into(), v);
                 }
             }
@@ -168,7 +180,9 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
         } else {
             match store.get(&c.hash) {
                 Some(r) => Some(r),
-                None => store.adopt_unversioned(&c.key).map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?,
+                None => store
+                    .adopt_unversioned(&c.key)
+                    .map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?,
             }
         };
         let cached = cached.filter(|r| !(opts.retry_failed && r.status == Status::Failed));
@@ -179,12 +193,19 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
         }
         results.push((c, cached));
     }
-    let selection = Selection { only_datasets: opts.only_datasets.clone(), only_methods: opts.only_methods.clone(), shard: opts.shard, max_cells: opts.max_cells };
+    let selection =
+        Selection { only_datasets: opts.only_datasets.clone(), only_methods: opts.only_methods.clone(), shard: opts.shard, max_cells: opts.max_cells };
     let cells: Vec<Cell> = results.iter().map(|(c, _)| c.clone()).collect();
     let (todo, skipped) = selection.apply(plan, &cells, missing);
     summary.skipped = skipped;
     if !opts.quiet {
-        eprintln!("cells: {} total, {} cached, {} to run{}", summary.total, summary.cached, todo.len(), if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method, --shard)", summary.skipped) } else { String::new() });
+        eprintln!(
+            "cells: {} total, {} cached, {} to run{}",
+            summary.total,
+            summary.cached,
+            todo.len(),
+            if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method, --shard)", summary.skipped) } else { String::new() }
+        );
     }
     let progress = Progress::start(todo.len(), opts.quiet);
     let write_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -238,4 +259,3 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
     }
     Ok((results, summary))
 }
-

@@ -32,11 +32,15 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// What a run produced.
 pub struct RunOutput {
+    /// Cell counts of the run (cached, computed, failed, skipped).
     pub summary: exec::RunSummary,
     /// Tables (absent for figure-only specs).
     pub tables: Option<report::TableFiles>,
+    /// Paths of the figure files written (PNG and SVG of each figure).
     pub figures: Vec<PathBuf>,
+    /// The selected best cell of every (method, data set) pair.
     pub best: Vec<report::Best>,
+    /// The data sets after preprocessing, in spec order.
     pub prepared: Vec<data::Prepared>,
 }
 
@@ -51,7 +55,8 @@ pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<Ru
     let (results, summary) = exec::run(plan, &prepared, &store, opts)?;
     let metric = plan.select_metric();
     let best = report::select(plan, prepared.len(), &results, &metric);
-    let tables = if plan.methods.is_empty() { None } else { Some(report::write_tables(plan, &prepared, &best, &summary, &plan.table_stem(&opts.results_root))?) };
+    let tables =
+        if plan.methods.is_empty() { None } else { Some(report::write_tables(plan, &prepared, &best, &summary, &plan.table_stem(&opts.results_root))?) };
     let fits = store::FitStore::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the fit cache in {}: {e}", out_dir.display()))?;
     let mut figures = Vec::new();
     if plan.spec.figures.best_embeddings {

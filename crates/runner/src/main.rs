@@ -257,7 +257,8 @@ fn dispatch(cmd: Command) -> Result<()> {
             let plan = spec::load(&spec)?;
             let dir = plan.output_dir(&results);
             let store = structdr::store::Store::open_in(&dir).with_context(|| format!("cannot open the record store in {}", dir.display()))?;
-            let counts = store.prune(|m| structdr_methods::lookup(m).ok().map(|i| i.version), dry_run).with_context(|| format!("pruning {}", store.dir().display()))?;
+            let counts =
+                store.prune(|m| structdr_methods::lookup(m).ok().map(|i| i.version), dry_run).with_context(|| format!("pruning {}", store.dir().display()))?;
             let (mut kept, mut removed) = (0, 0);
             for (method, (k, r)) in &counts {
                 let current = structdr_methods::lookup(method).map(|i| format!("version {}", i.version)).unwrap_or_else(|_| "not registered".into());
@@ -302,11 +303,27 @@ fn run(a: RunArgs) -> Result<()> {
         }
     }
     let shard = a.shard.as_deref().map(structdr::plan::Shard::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
-    let opts = exec::RunOptions { results_root: a.results, force: a.force, retry_failed: a.retry_failed, max_cells: a.max_cells, only_datasets: a.only_datasets, only_methods: a.only_methods, shard, quiet: a.quiet };
+    let opts = exec::RunOptions {
+        results_root: a.results,
+        force: a.force,
+        retry_failed: a.retry_failed,
+        max_cells: a.max_cells,
+        only_datasets: a.only_datasets,
+        only_methods: a.only_methods,
+        shard,
+        quiet: a.quiet,
+    };
     let t0 = std::time::Instant::now();
     let out = structdr::run_spec(&plan, &opts)?;
     let s = &out.summary;
-    println!("cells: {} total, {} computed, {} cached, {} failed{}", s.total, s.computed, s.cached, s.failed, if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method, --shard)", s.skipped) } else { String::new() });
+    println!(
+        "cells: {} total, {} computed, {} cached, {} failed{}",
+        s.total,
+        s.computed,
+        s.cached,
+        s.failed,
+        if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method, --shard)", s.skipped) } else { String::new() }
+    );
     if let Some(t) = &out.tables {
         println!("tables: {} {} {}", t.md.display(), t.csv.display(), t.tex.display());
     }
@@ -349,24 +366,7 @@ fn embed(a: EmbedArgs) -> Result<()> {
     if info.output == structdr_methods::api::OutputKind::FeatureScores {
         bail!("method '{}' returns feature scores, not an embedding; use `structdr select`", a.method);
     }
-    let mut given = parse_params(&a.params)?;
-    let x = read_matrix(&a.input)?;
-    // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
-    // input (the tables' rule), resolved here as the runner does per data set.
-    if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
-        let pca = structdr_linalg::Pca::fit(x.view()).context("dim = energy: PCA of the input")?;
-        let d = pca.energy_dim(0.95, structdr_linalg::EnergyRule::Ge);
-        eprintln!("dim = energy: d = {d} (95% PCA energy of the input)");
-        given.insert("dim".into(), ParamValue::Int(d as i64));
-    }
-    let (resolved, method) = info.instantiate(&given)?;
-    eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
-    let t0 = std::time::Instant::now();
-    let fitted = method.fit(x.view(), a.seed)?;
-    eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
-    for n in &fitted.notes {
-        eprintln!("note: {n}");
-    }
+    let (_, _, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
     let Some(embedding) = fitted.embedding() else { bail!("method '{}' returns {}, not an embedding; use `structdr select`", a.method, fitted.kind()) };
     ndarray_npy::write_npy(&a.out, embedding).with_context(|| format!("writing {}", a.out.display()))?;
     if let Some(g) = &a.graph_out {
@@ -389,6 +389,44 @@ fn embed(a: EmbedArgs) -> Result<()> {
     Ok(())
 }
 
+/// `structdr embed` / `select`: reads the input, resolves `dim = "energy"` on it (95% PCA energy,
+/// the tables' rule), builds the method from `params`, fits, and reports the fit on stderr.
+fn fit_input_file(
+    info: &structdr_methods::MethodInfo,
+    name: &str,
+    params: &[String],
+    input: &Path,
+    out: &Path,
+    seed: u64,
+) -> Result<(Array2<f64>, ParamMap, structdr_methods::Fitted)> {
+    let mut given = parse_params(params)?;
+    let x = read_matrix(input)?;
+    // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
+    // input (the tables' rule), resolved here as the runner does per data set.
+    if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
+        let pca = structdr_linalg::Pca::fit(x.view()).context("dim = energy: PCA of the input")?;
+        let d = pca.energy_dim(0.95, structdr_linalg::EnergyRule::Ge);
+        eprintln!("dim = energy: d = {d} (95% PCA energy of the input)");
+        given.insert("dim".into(), ParamValue::Int(d as i64));
+    }
+    let (resolved, method) = info.instantiate(&given)?;
+    eprintln!(
+        "{}: {} x {} -> {} with {}",
+        name,
+        x.nrows(),
+        x.ncols(),
+        out.display(),
+        resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    );
+    let t0 = std::time::Instant::now();
+    let fitted = method.fit(x.view(), seed)?;
+    eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
+    for n in &fitted.notes {
+        eprintln!("note: {n}");
+    }
+    Ok((x, resolved, fitted))
+}
+
 fn write_graph(path: &Path, graph: &structdr_methods::Graph) -> Result<()> {
     let mut s = String::from("i,j,weight\n");
     for (i, j, w) in &graph.edges {
@@ -403,24 +441,7 @@ fn select(a: SelectArgs) -> Result<()> {
     if info.output != structdr_methods::api::OutputKind::FeatureScores {
         bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, info.output);
     }
-    let mut given = parse_params(&a.params)?;
-    let x = read_matrix(&a.input)?;
-    // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
-    // input (the tables' rule), resolved here as the runner does per data set.
-    if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
-        let pca = structdr_linalg::Pca::fit(x.view()).context("dim = energy: PCA of the input")?;
-        let d = pca.energy_dim(0.95, structdr_linalg::EnergyRule::Ge);
-        eprintln!("dim = energy: d = {d} (95% PCA energy of the input)");
-        given.insert("dim".into(), ParamValue::Int(d as i64));
-    }
-    let (resolved, method) = info.instantiate(&given)?;
-    eprintln!("{}: {} x {} -> {} with {}", a.method, x.nrows(), x.ncols(), a.out.display(), resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
-    let t0 = std::time::Instant::now();
-    let fitted = method.fit(x.view(), a.seed)?;
-    eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
-    for n in &fitted.notes {
-        eprintln!("note: {n}");
-    }
+    let (x, resolved, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
     let Some(scores) = fitted.feature_scores() else { bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, fitted.kind()) };
     let weights = &scores.weights;
     if weights.len() != x.ncols() {
@@ -547,7 +568,14 @@ fn datasets(d: DatasetsCommand) -> Result<()> {
         DatasetsCommand::Export { name, out } => {
             let ds = load::load(&name, &opts)?;
             load::export(&ds, &out)?;
-            println!("{}: {} x {} -> {}/X.npy{}", name, ds.x.nrows(), ds.x.ncols(), out.display(), if ds.labels.is_some() { format!(", {}/y.npy", out.display()) } else { String::new() });
+            println!(
+                "{}: {} x {} -> {}/X.npy{}",
+                name,
+                ds.x.nrows(),
+                ds.x.ncols(),
+                out.display(),
+                if ds.labels.is_some() { format!(", {}/y.npy", out.display()) } else { String::new() }
+            );
         }
     }
     Ok(())

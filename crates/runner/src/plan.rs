@@ -10,10 +10,15 @@ use structdr_methods::{ParamMap, ParamValue};
 /// A grid cell ready to run or already stored.
 #[derive(Clone)]
 pub struct Cell {
+    /// Index of the data set in the plan's prepared data sets.
     pub dataset: usize,
+    /// Index of the method in [`Plan::methods`].
     pub method: usize,
+    /// Index of the parameter set in the method's expanded grid ([`crate::spec::MethodPlan::cells`]).
     pub grid_index: usize,
+    /// Content key of the cell (`dim = "energy"` resolved to the data set's energy dimension).
     pub key: CellKey,
+    /// Hex SHA-256 of `key`: the record's name in the store.
     pub hash: String,
 }
 
@@ -83,7 +88,6 @@ pub fn fit_key(key: &CellKey) -> CellKey {
     k
 }
 
-
 /// `>=` or `>`: how the spec's energy rule compares.
 pub(crate) fn rule_symbol(plan: &Plan) -> &'static str {
     match plan.spec.dim.rule {
@@ -109,7 +113,10 @@ impl Shard {
     /// `1/4` .. `4/4`).
     pub fn parse(s: &str) -> Result<Shard, String> {
         let (i, n) = s.split_once('/').ok_or_else(|| format!("--shard '{s}': expected i/n, e.g. 1/4"))?;
-        let (i, n): (usize, usize) = (i.trim().parse().map_err(|_| format!("--shard '{s}': '{i}' is not a number"))?, n.trim().parse().map_err(|_| format!("--shard '{s}': '{n}' is not a number"))?);
+        let (i, n): (usize, usize) = (
+            i.trim().parse().map_err(|_| format!("--shard '{s}': '{i}' is not a number"))?,
+            n.trim().parse().map_err(|_| format!("--shard '{s}': '{n}' is not a number"))?,
+        );
         if n == 0 || i == 0 || i > n {
             return Err(format!("--shard '{s}': need 1 <= i <= n"));
         }
@@ -145,7 +152,9 @@ impl Selection {
             .into_iter()
             .filter(|&i| {
                 let c = &cells[i];
-                wanted(&self.only_datasets, plan.dataset_names(c.dataset)) && wanted(&self.only_methods, plan.method_names(c.method)) && self.shard.is_none_or(|s| s.contains(&c.hash))
+                wanted(&self.only_datasets, plan.dataset_names(c.dataset))
+                    && wanted(&self.only_methods, plan.method_names(c.method))
+                    && self.shard.is_none_or(|s| s.contains(&c.hash))
             })
             .collect();
         if let Some(max) = self.max_cells {

@@ -22,7 +22,9 @@ impl Progress {
     /// Starts the display for `total` cells (nothing is shown when `quiet`).
     pub fn start(total: usize, quiet: bool) -> Progress {
         let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(total as u64) };
-        bar.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "));
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} cells  eta {eta}  {msg}").expect("template").progress_chars("=> "),
+        );
         // The bar draws only on a terminal; in a log every finished cell gets a line instead.
         let log_lines = !quiet && !std::io::stderr().is_terminal();
         Progress { bar, log_lines, total, finished: Mutex::new(0), started: Instant::now() }
@@ -39,7 +41,14 @@ impl Progress {
             };
             let mut done = self.finished.lock().unwrap_or_else(|p| p.into_inner());
             *done += 1;
-            eprintln!("[{}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)", *done, self.total, rec.params_string(), rec.fit_seconds, self.started.elapsed().as_secs_f64());
+            eprintln!(
+                "[{}/{}] {what} {}: {outcome} (fit {:.1} s, elapsed {:.0} s)",
+                *done,
+                self.total,
+                rec.params_string(),
+                rec.fit_seconds,
+                self.started.elapsed().as_secs_f64()
+            );
         }
     }
 

@@ -12,12 +12,15 @@ use std::path::{Path, PathBuf};
 /// The selected result of one (method, data set) pair.
 #[derive(Debug, Clone)]
 pub struct Best {
+    /// Index of the method in [`Plan::methods`].
     pub method: usize,
+    /// Index of the data set among the prepared data sets.
     pub dataset: usize,
     /// The best record, if any cell succeeded.
     pub record: Option<Record>,
-    /// Cells that succeeded / cells in the grid.
+    /// Cells of the pair's grid that succeeded.
     pub ok: usize,
+    /// Cells in the pair's grid (including those not computed yet).
     pub total: usize,
     /// First error among failed cells (shown when nothing succeeded).
     pub first_error: Option<String>,
@@ -65,8 +68,11 @@ fn is_stand_in(p: &Prepared) -> bool {
 
 /// Written table files.
 pub struct TableFiles {
+    /// The Markdown table, `<stem>.md`.
     pub md: PathBuf,
+    /// The CSV table, `<stem>.csv`.
     pub csv: PathBuf,
+    /// The LaTeX table, `<stem>.tex`.
     pub tex: PathBuf,
 }
 
@@ -125,7 +131,18 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     if !plan.spec.description.trim().is_empty() {
         writeln!(md, "{}\n", plan.spec.description.trim()).ok();
     }
-    writeln!(md, "Metric: `{metric}`, best cell of each method's grid (spec `{}`, seed {}). Reduced dimension d: smallest d with PCA energy {}{} (rows `d`).", plan.path.display(), plan.spec.seed, match plan.spec.dim.rule { structdr_linalg::EnergyRule::Ge => ">=", structdr_linalg::EnergyRule::Gt => ">" }, plan.spec.dim.threshold).ok();
+    writeln!(
+        md,
+        "Metric: `{metric}`, best cell of each method's grid (spec `{}`, seed {}). Reduced dimension d: smallest d with PCA energy {}{} (rows `d`).",
+        plan.path.display(),
+        plan.spec.seed,
+        match plan.spec.dim.rule {
+            structdr_linalg::EnergyRule::Ge => ">=",
+            structdr_linalg::EnergyRule::Gt => ">",
+        },
+        plan.spec.dim.threshold
+    )
+    .ok();
     if let Some(r) = reference {
         writeln!(md, "\n**paper** rows are the papers' reported numbers ({}), copied into the spec as references; they are never computed here. **diff** = ours - paper.", r.source).ok();
     }
@@ -141,7 +158,10 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     writeln!(md, "| d | {} |{extra}", data.iter().map(|p| p.energy_dim.to_string()).collect::<Vec<_>>().join(" | ")).ok();
     if let Some(rd) = reference.and_then(|r| r.d.as_ref().map(|d| (r, d))) {
         let (r, d) = rd;
-        let cells: Vec<String> = data.iter().map(|p| p.paper.as_ref().and_then(|name| r.datasets.iter().position(|x| x == name)).map(|j| d[j].to_string()).unwrap_or_else(|| "–".into())).collect();
+        let cells: Vec<String> = data
+            .iter()
+            .map(|p| p.paper.as_ref().and_then(|name| r.datasets.iter().position(|x| x == name)).map(|j| d[j].to_string()).unwrap_or_else(|| "–".into()))
+            .collect();
         writeln!(md, "| d paper | {} |{extra}", cells.join(" | ")).ok();
     }
     for (mi, m) in plan.methods.iter().enumerate() {
@@ -173,7 +193,19 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     for b in best {
         let m = &plan.methods[b.method];
         match &b.record {
-            Some(r) => writeln!(md, "| {} | {} | {} | {} | {} | {}/{} | {:.2} |", m.label, data[b.dataset].label, fmt(b.value(&metric)), r.params_string(), r.dim, b.ok, b.total, r.fit_seconds).ok(),
+            Some(r) => writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {}/{} | {:.2} |",
+                m.label,
+                data[b.dataset].label,
+                fmt(b.value(&metric)),
+                r.params_string(),
+                r.dim,
+                b.ok,
+                b.total,
+                r.fit_seconds
+            )
+            .ok(),
             None => {
                 // No usable record: say whether cells failed or were simply not run yet.
                 let why = match &b.first_error {
@@ -184,12 +216,27 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             }
         };
     }
-    let notes: Vec<String> = data.iter().filter_map(|p| p.data.note.as_ref().map(|n| format!("- {}{}: {}", p.label, if is_stand_in(p) { "*" } else { "" }, n))).collect();
+    let notes: Vec<String> =
+        data.iter().filter_map(|p| p.data.note.as_ref().map(|n| format!("- {}{}: {}", p.label, if is_stand_in(p) { "*" } else { "" }, n))).collect();
     if !notes.is_empty() {
         writeln!(md, "\n## Data notes\n\n\\* marks a stand-in for the paper's data set.\n\n{}", notes.join("\n")).ok();
     }
-    writeln!(md, "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed. Code version {}.", summary.total, summary.computed, summary.cached, summary.failed, crate::store::code_version()).ok();
-    writeln!(md, "\nMethod versions of the cells shown (part of every record's key; a method whose numerics change gets a new version and new cells): {}.", method_versions(plan, best)).ok();
+    writeln!(
+        md,
+        "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed. Code version {}.",
+        summary.total,
+        summary.computed,
+        summary.cached,
+        summary.failed,
+        crate::store::code_version()
+    )
+    .ok();
+    writeln!(
+        md,
+        "\nMethod versions of the cells shown (part of every record's key; a method whose numerics change gets a new version and new cells): {}.",
+        method_versions(plan, best)
+    )
+    .ok();
 
     // ---------- CSV (long format) ----------
     let mut csv = String::from("method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status\n");
@@ -216,7 +263,13 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             b.ok,
             b.total,
             b.record.as_ref().map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
-            if b.record.is_some() { "ok" } else if b.first_error.is_some() { "failed" } else { "missing" }
+            if b.record.is_some() {
+                "ok"
+            } else if b.first_error.is_some() {
+                "failed"
+            } else {
+                "missing"
+            }
         )
         .ok();
     }
@@ -224,7 +277,8 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     // ---------- LaTeX ----------
     let esc = |s: &str| s.replace('_', "\\_").replace('%', "\\%").replace('&', "\\&");
     let mut tex = String::new();
-    writeln!(tex, "% {} -- generated by structdr from {}; paper values in parentheses are the papers' reported numbers.", plan.spec.title, plan.path.display()).ok();
+    writeln!(tex, "% {} -- generated by structdr from {}; paper values in parentheses are the papers' reported numbers.", plan.spec.title, plan.path.display())
+        .ok();
     writeln!(tex, "\\begin{{tabular}}{{l{}}}\n\\hline", "r".repeat(data.len())).ok();
     writeln!(tex, "Method & {} \\\\\n\\hline", data.iter().map(|p| esc(&p.label)).collect::<Vec<_>>().join(" & ")).ok();
     writeln!(tex, "$d$ & {} \\\\", data.iter().map(|p| p.energy_dim.to_string()).collect::<Vec<_>>().join(" & ")).ok();

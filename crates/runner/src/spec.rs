@@ -54,8 +54,11 @@ use toml::Spanned;
 #[derive(Debug, thiserror::Error)]
 #[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct SpecError {
+    /// Path of the spec file, as displayed.
     pub file: String,
+    /// 1-based line of the spec where the error was found, when known.
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -64,8 +67,10 @@ pub struct SpecError {
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DimRule {
+    /// Fraction of the total variance the kept eigenvalues must reach, in (0, 1] (default 0.95).
     #[serde(default = "default_threshold")]
     pub threshold: f64,
+    /// Whether the kept fraction must reach (`ge`, the default) or exceed (`gt`) the threshold.
     #[serde(default = "default_rule")]
     pub rule: EnergyRule,
 }
@@ -103,7 +108,9 @@ fn default_restarts() -> usize {
 #[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
+    /// Leave-one-out 1-nearest-neighbour accuracy (`loocv_1nn_accuracy`).
     Loocv,
+    /// k-means with k = number of classes over seeded restarts, scored by ACC and NMI (`acc_mean`, `nmi_mean`, ...).
     Kmeans,
 }
 
@@ -187,10 +194,15 @@ pub struct FigureSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
+    /// Identifier of the spec; the default output directory is `results/<id>`.
     pub id: String,
+    /// Heading of the generated tables and of `figures.md`.
     pub title: String,
+    /// Free text written under the title of the Markdown table (default empty).
     #[serde(default)]
     pub description: String,
+    /// Base seed (default 0): seed of the synthetic generators unless a data set gives one, and
+    /// part of every cell key, from which each cell's seed derives.
     #[serde(default)]
     pub seed: u64,
     /// Output directory (default `results/<id>`); tables are `<output>.{md,csv,tex}` when
@@ -200,17 +212,22 @@ pub struct Spec {
     /// Path stem of the table files (e.g. `results/table1_loocv`).
     #[serde(default)]
     pub table_path: Option<String>,
+    /// How `dim = "energy"` resolves (`[dim]`; default threshold 0.95, rule `ge`).
     #[serde(default)]
     pub dim: DimRule,
     /// Required when the spec has methods (grid cells to score).
     #[serde(default)]
     pub evaluation: Option<Evaluation>,
+    /// The data sets (`[[dataset]]`), in table column order.
     #[serde(rename = "dataset")]
     pub datasets: Vec<DatasetSpec>,
+    /// The methods with their grids (`[[method]]`), in table row order.
     #[serde(rename = "method", default)]
     pub methods: Vec<MethodSpec>,
+    /// The papers' values shown beside ours (`[reference]`).
     #[serde(default)]
     pub reference: Option<Reference>,
+    /// Which automatic figures to draw (`[figures]`).
     #[serde(default)]
     pub figures: FigureSpec,
     /// Stand-alone figures: each panel fits one method with fixed parameters on one data set.
@@ -292,8 +309,11 @@ pub struct PanelDef {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FigureDef {
+    /// File stem of the figure (sanitised), `<output>/<name>.{png,svg}`.
     pub name: String,
+    /// Title drawn over all panels and heading of the figure's section in `figures.md`.
     pub title: String,
+    /// What every panel of the figure draws.
     pub kind: FigureKind,
     /// Point colours of embedding and graph figures.
     #[serde(default)]
@@ -308,6 +328,7 @@ pub struct FigureDef {
     /// the panel (ESL embeds each component in its own centred coordinates, which would overlap).
     #[serde(default)]
     pub separate_components: bool,
+    /// The panels (`[[figure.panel]]`), in drawing order (row by row).
     #[serde(rename = "panel")]
     pub panels: Vec<PanelDef>,
 }
@@ -315,9 +336,13 @@ pub struct FigureDef {
 /// A validated figure panel: data set index, method and resolved parameters.
 #[derive(Debug, Clone)]
 pub struct PanelPlan {
+    /// Index of the panel's data set in the spec's `datasets`.
     pub dataset: usize,
+    /// Registry name of the method.
     pub method: String,
+    /// Resolved parameters (defaults filled); `dim` may be the string "energy".
     pub params: ParamMap,
+    /// Panel title (the given one, else "<method> on <data set>").
     pub title: String,
 }
 
@@ -327,8 +352,11 @@ pub const DIM_ENERGY: &str = "energy";
 /// A method with its grid expanded into fully resolved parameter sets.
 #[derive(Debug, Clone)]
 pub struct MethodPlan {
+    /// Registry name of the method.
     pub name: String,
+    /// Row label in tables (the spec's `label`, else the name).
     pub label: String,
+    /// Row of the reference table that this method corresponds to, if any.
     pub paper_row: Option<String>,
     /// Resolved parameter sets (defaults filled). `dim` may be the string "energy".
     pub cells: Vec<ParamMap>,
@@ -339,8 +367,11 @@ pub struct MethodPlan {
 /// A validated spec.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The spec as written.
     pub spec: Spec,
+    /// Path of the spec file.
     pub path: PathBuf,
+    /// The spec's methods with their grids expanded, in spec order.
     pub methods: Vec<MethodPlan>,
     /// Validated panels of each `[[figure]]`, in order.
     pub figures: Vec<Vec<PanelPlan>>,
@@ -433,7 +464,10 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
                 if registry.get(name).is_err() {
                     let gens: Vec<_> = structdr_datasets::synthetic::generators().iter().map(|g| g.name).collect();
                     let regs: Vec<_> = registry.names();
-                    return Err(err(span, format!("unknown data set '{name}': not in the registry ({}) nor a synthetic generator ({})", regs.join(", "), gens.join(", "))));
+                    return Err(err(
+                        span,
+                        format!("unknown data set '{name}': not in the registry ({}) nor a synthetic generator ({})", regs.join(", "), gens.join(", ")),
+                    ));
                 }
                 if !d.params.is_empty() {
                     return Err(err(span, format!("data set '{name}' comes from the registry and takes no params")));
@@ -541,7 +575,9 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         }
         let mut panels = Vec::new();
         for p in &f.panels {
-            let dataset = labels_of.iter().position(|l| l == p.dataset.get_ref()).ok_or_else(|| err(Some(p.dataset.span()), format!("figure '{}': no data set labelled '{}' (have: {})", f.name, p.dataset.get_ref(), labels_of.join(", "))))?;
+            let dataset = labels_of.iter().position(|l| l == p.dataset.get_ref()).ok_or_else(|| {
+                err(Some(p.dataset.span()), format!("figure '{}': no data set labelled '{}' (have: {})", f.name, p.dataset.get_ref(), labels_of.join(", ")))
+            })?;
             let info = structdr_methods::lookup(p.method.get_ref()).map_err(|e| err(Some(p.method.span()), e.to_string()))?;
             let mut given = ParamMap::new();
             let mut energy = false;

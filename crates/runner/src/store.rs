@@ -31,13 +31,17 @@ pub struct CellKey {
     pub dataset: String,
     /// Content checksum of the data after preprocessing.
     pub data_checksum: String,
+    /// Registry name of the method.
     pub method: String,
     /// Resolved parameters; `dim` is the concrete value used.
     pub params: ParamMap,
     /// Energy rule when `dim` came from it, e.g. "energy>=0.95".
     pub dim_source: String,
+    /// Evaluation protocols in spec order, lowercase (`loocv`, `kmeans`); empty without `[evaluation]`.
     pub protocols: Vec<String>,
+    /// Number of k-means restarts of the evaluation (0 without `[evaluation]`).
     pub kmeans_restarts: usize,
+    /// The spec's base seed.
     pub seed: u64,
     /// Bumped when the record format or the meaning of a metric changes.
     pub schema: u32,
@@ -99,15 +103,20 @@ impl CellKey {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// The fit and its evaluation succeeded; the metrics are set.
     Ok,
+    /// The fit or its evaluation failed; `error` says why.
     Failed,
 }
 
 /// One finished grid cell.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
+    /// The cell's content key.
     pub key: CellKey,
+    /// Hex SHA-256 of `key` ([`CellKey::hash`]), also the record's file name.
     pub hash: String,
+    /// Whether the cell succeeded.
     pub status: Status,
     /// Error message of a failed cell.
     #[serde(default)]
@@ -116,14 +125,22 @@ pub struct Record {
     pub metrics: BTreeMap<String, f64>,
     /// Resolved reduced dimension d.
     pub dim: usize,
+    /// Number of samples N of the preprocessed data.
     pub n_samples: usize,
+    /// Number of features D of the preprocessed data.
     pub n_features: usize,
+    /// Wall-clock seconds of the fit (shared by the cells that evaluate one fit).
     pub fit_seconds: f64,
+    /// Wall-clock seconds of the evaluation protocols.
     pub eval_seconds: f64,
+    /// Iterations the method ran (0 when the fit failed).
     pub iterations: usize,
+    /// Whether the method reported convergence (false when the fit failed).
     pub converged: bool,
+    /// The method's remarks on the fit (e.g. "joined 3 components with 2 edges").
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Version of the code that wrote the record ([`code_version`]: crate version + git commit).
     pub code_version: String,
     /// Thread layout and OpenBLAS kernel set the timings were taken under, e.g.
     /// "rayon=2 blas=1 openblas=SkylakeX".
@@ -261,6 +278,11 @@ impl Store {
     pub fn len(&self) -> usize {
         std::fs::read_dir(&self.dir).map(|r| r.filter_map(|e| e.ok()).filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0)
     }
+
+    /// Whether the store holds no records.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Name of the fit cache inside a spec's output directory (git-ignored: fits are reproducible
@@ -305,20 +327,18 @@ fn unflat(shape: (usize, usize), v: Vec<f64>) -> Option<ndarray::Array2<f64>> {
 
 impl StoredFit {
     fn new(key: &CellKey, f: &Fitted, fit_seconds: f64) -> StoredFit {
-        let (mut shape, mut values, mut ranking, mut centres_shape, mut centres, mut edges) = ((0, 0), vec![], vec![], (0, 0), vec![], vec![]);
-        match &f.output {
-            Output::Embedding(y) => (shape, values) = flat(y),
-            Output::FeatureScores(s) => {
-                shape = (1, s.weights.len());
-                values = s.weights.to_vec();
-                ranking = s.ranking.clone();
+        let (shape, values, ranking, centres_shape, centres, edges) = match &f.output {
+            Output::Embedding(y) => {
+                let (shape, values) = flat(y);
+                (shape, values, vec![], (0, 0), vec![], vec![])
             }
+            Output::FeatureScores(s) => ((1, s.weights.len()), s.weights.to_vec(), s.ranking.clone(), (0, 0), vec![], vec![]),
             Output::PrincipalGraph(g) => {
-                (shape, values) = flat(&g.projection);
-                (centres_shape, centres) = flat(&g.centres);
-                edges = g.edges.clone();
+                let (shape, values) = flat(&g.projection);
+                let (centres_shape, centres) = flat(&g.centres);
+                (shape, values, vec![], centres_shape, centres, g.edges.clone())
             }
-        }
+        };
         StoredFit {
             key: key.clone(),
             kind: f.kind(),
@@ -343,7 +363,11 @@ impl StoredFit {
         let output = match self.kind {
             OutputKind::Embedding => Output::Embedding(unflat(self.shape, self.values)?),
             OutputKind::FeatureScores => Output::FeatureScores(FeatureScores { weights: self.values.into(), ranking: self.ranking }),
-            OutputKind::PrincipalGraph => Output::PrincipalGraph(PrincipalGraph { centres: unflat(self.centres_shape, self.centres)?, edges: self.edges, projection: unflat(self.shape, self.values)? }),
+            OutputKind::PrincipalGraph => Output::PrincipalGraph(PrincipalGraph {
+                centres: unflat(self.centres_shape, self.centres)?,
+                edges: self.edges,
+                projection: unflat(self.shape, self.values)?,
+            }),
         };
         let mut f = Fitted::new(output, Trace { history: self.history, iterations: self.iterations, converged: self.converged, termination: self.termination });
         f.graph = self.graph;
@@ -414,13 +438,41 @@ mod tests {
         let mut params = ParamMap::new();
         params.insert("k".into(), ParamValue::Int(10));
         params.insert("dim".into(), ParamValue::Int(2));
-        CellKey { dataset: "iris".into(), data_checksum: "abc".into(), method: "le".into(), params, dim_source: "fixed".into(), protocols: vec!["loocv".into()], kmeans_restarts: 20, seed: 1, schema: SCHEMA, method_version: 1 }
+        CellKey {
+            dataset: "iris".into(),
+            data_checksum: "abc".into(),
+            method: "le".into(),
+            params,
+            dim_source: "fixed".into(),
+            protocols: vec!["loocv".into()],
+            kmeans_restarts: 20,
+            seed: 1,
+            schema: SCHEMA,
+            method_version: 1,
+        }
     }
 
     /// A finished record of `key()` with seed `seed` (so distinct seeds give distinct hashes).
     fn record(seed: u64) -> Record {
         let k = CellKey { seed, ..key() };
-        Record { hash: k.hash(), key: k, status: Status::Ok, error: None, metrics: [("loocv_1nn_accuracy".to_string(), 0.5)].into(), dim: 2, n_samples: 3, n_features: 4, fit_seconds: 0.1, eval_seconds: 0.1, iterations: 0, converged: true, notes: vec![], code_version: code_version(), threads: "t".into(), finished_at: 0 }
+        Record {
+            hash: k.hash(),
+            key: k,
+            status: Status::Ok,
+            error: None,
+            metrics: [("loocv_1nn_accuracy".to_string(), 0.5)].into(),
+            dim: 2,
+            n_samples: 3,
+            n_features: 4,
+            fit_seconds: 0.1,
+            eval_seconds: 0.1,
+            iterations: 0,
+            converged: true,
+            notes: vec![],
+            code_version: code_version(),
+            threads: "t".into(),
+            finished_at: 0,
+        }
     }
 
     #[test]

@@ -53,7 +53,13 @@ fn loocv_of_identity_embedding_equals_brute_force_reference() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["iris", "vehicle", "pendigits.t", "letter.t"] {
         let set = dir.path().join(name);
-        ok(bin().env("STRUCTDR_MIRROR", &mirror).env("STRUCTDR_DATA", dir.path().join("cache")).args(["datasets", "export", name, "--out"]).arg(&set).output().unwrap());
+        ok(bin()
+            .env("STRUCTDR_MIRROR", &mirror)
+            .env("STRUCTDR_DATA", dir.path().join("cache"))
+            .args(["datasets", "export", name, "--out"])
+            .arg(&set)
+            .output()
+            .unwrap());
         let y = set.join("Y.npy");
         ok(bin().args(["embed", "--method", "identity", "--input"]).arg(set.join("X.npy")).arg("--out").arg(&y).output().unwrap());
         let json = ok(bin().args(["eval", "loocv", "--input"]).arg(&y).arg("--labels").arg(set.join("y.npy")).output().unwrap());
@@ -71,7 +77,13 @@ fn eval_kmeans_prints_every_key() {
     let y: Array1<i64> = (0..40).map(|i| (i >= 20) as i64).collect();
     ndarray_npy::write_npy(dir.path().join("x.npy"), &x).unwrap();
     ndarray_npy::write_npy(dir.path().join("y.npy"), &y).unwrap();
-    let json = ok(bin().args(["eval", "kmeans", "--restarts", "5", "--seed", "3", "--input"]).arg(dir.path().join("x.npy")).arg("--labels").arg(dir.path().join("y.npy")).output().unwrap());
+    let json = ok(bin()
+        .args(["eval", "kmeans", "--restarts", "5", "--seed", "3", "--input"])
+        .arg(dir.path().join("x.npy"))
+        .arg("--labels")
+        .arg(dir.path().join("y.npy"))
+        .output()
+        .unwrap());
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     for key in ["acc_mean", "acc_std", "nmi_mean", "nmi_std", "acc_best_sse", "nmi_best_sse"] {
         assert!(v[key].is_number(), "{key} missing in {json}");
@@ -111,12 +123,24 @@ fn select_fsl_writes_one_weight_per_feature() {
     let n = 30;
     let x = Array2::from_shape_fn((n, 10), |(i, j)| {
         let h = ((i * 7919 + j * 104729) % 1000) as f64 / 1000.0;
-        if j < 2 { (if i < n / 2 { 0.35 } else { 0.65 }) + 0.01 * h } else { h }
+        if j < 2 {
+            (if i < n / 2 { 0.35 } else { 0.65 }) + 0.01 * h
+        } else {
+            h
+        }
     });
     let dir = tempfile::tempdir().unwrap();
     let (input, out, emb) = (dir.path().join("x.npy"), dir.path().join("theta.npy"), dir.path().join("e.npy"));
     ndarray_npy::write_npy(&input, &x).unwrap();
-    ok(bin().args(["select", "--method", "fsl", "--param", "lambda=2", "--param", "b=1", "--param", "n_selected=2", "--input"]).arg(&input).arg("--out").arg(&out).arg("--embedding-out").arg(&emb).output().unwrap());
+    ok(bin()
+        .args(["select", "--method", "fsl", "--param", "lambda=2", "--param", "b=1", "--param", "n_selected=2", "--input"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .arg("--embedding-out")
+        .arg(&emb)
+        .output()
+        .unwrap());
     let theta: Array1<f64> = ndarray_npy::read_npy(&out).unwrap();
     assert_eq!(theta.len(), 10);
     assert!((theta.sum() - 1.0).abs() < 1e-12 && theta.iter().all(|&t| (0.0..=1.0).contains(&t)));
@@ -155,7 +179,10 @@ fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
         assert!(l.contains("loocv_1nn_accuracy 0.") || l.contains("loocv_1nn_accuracy 1.0000"), "{l}");
     }
     // one record per cell in the spec's record store (the directory that is committed)
-    let records = std::fs::read_dir(dir.path().join("out").join("records")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json")).count();
+    let records = std::fs::read_dir(dir.path().join("out").join("records"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json"))
+        .count();
     assert_eq!(records, 2);
     let again = bin().args(["run", spec.to_str().unwrap()]).output().unwrap();
     let err = String::from_utf8_lossy(&again.stderr);

@@ -64,7 +64,7 @@ fn interrupted_run_recomputes_only_missing_cells() {
     let md = std::fs::read_to_string(&third.tables.as_ref().unwrap().md).unwrap();
     assert!(md.contains("| le paper | 0.5000 | – |"), "{md}");
     assert!(md.contains("| le diff | +0.5000 | – | 0.5000 (n=1) |"), "{md}");
-    
+
     let csv = std::fs::read_to_string(&third.tables.as_ref().unwrap().csv).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 2);
     assert!(third.tables.as_ref().unwrap().tex.exists());
@@ -130,7 +130,11 @@ fn shards_cover_every_cell_once() {
 fn filters_compute_only_the_named_data_sets_and_methods() {
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_in(dir.path(), SPEC);
-    let only = |d: &[&str], m: &[&str]| RunOptions { only_datasets: d.iter().map(|s| s.to_string()).collect(), only_methods: m.iter().map(|s| s.to_string()).collect(), ..opts(dir.path().into()) };
+    let only = |d: &[&str], m: &[&str]| RunOptions {
+        only_datasets: d.iter().map(|s| s.to_string()).collect(),
+        only_methods: m.iter().map(|s| s.to_string()).collect(),
+        ..opts(dir.path().into())
+    };
     let first = structdr::run_spec(&plan, &only(&["three_clusters"], &["le"])).unwrap();
     assert_eq!((first.summary.computed, first.summary.skipped), (3, 5));
     // both cells of a method selected by name across data sets; le on three_clusters is stored

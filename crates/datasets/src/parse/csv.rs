@@ -30,35 +30,20 @@ pub fn parse(data: &[u8], source: &str) -> Result<Array2<f64>, ParseError> {
         } else {
             fields.extend(content.split_whitespace());
         }
-        let parsed: Vec<Option<f64>> = fields
-            .iter()
-            .map(|f| f.trim_matches('"').parse::<f64>().ok())
-            .collect();
+        let parsed: Vec<Option<f64>> = fields.iter().map(|f| f.trim_matches('"').parse::<f64>().ok()).collect();
         let is_first = std::mem::replace(&mut first, false);
         if let Some(bad) = parsed.iter().position(|p| p.is_none()) {
             if is_first {
                 continue; // header line
             }
             let f = fields[bad];
-            let what = if f.is_empty() {
-                "empty field".to_string()
-            } else {
-                format!("field `{f}` is not a number")
-            };
-            return Err(ParseError::line(
-                source,
-                ln,
-                format!("{what} (column {})", bad + 1),
-            ));
+            let what = if f.is_empty() { "empty field".to_string() } else { format!("field `{f}` is not a number") };
+            return Err(ParseError::line(source, ln, format!("{what} (column {})", bad + 1)));
         }
         match ncols {
             None => ncols = Some((parsed.len(), ln)),
             Some((c, l0)) if c != parsed.len() => {
-                return Err(ParseError::line(
-                    source,
-                    ln,
-                    format!("ragged row: {} fields, but line {l0} has {c}", parsed.len()),
-                ));
+                return Err(ParseError::line(source, ln, format!("ragged row: {} fields, but line {l0} has {c}", parsed.len())));
             }
             _ => {}
         }
@@ -66,14 +51,9 @@ pub fn parse(data: &[u8], source: &str) -> Result<Array2<f64>, ParseError> {
         nrows += 1;
     }
     let Some((c, _)) = ncols else {
-        return Err(ParseError::line(
-            source,
-            last_line.max(1),
-            "no numeric rows in file",
-        ));
+        return Err(ParseError::line(source, last_line.max(1), "no numeric rows in file"));
     };
-    Array2::from_shape_vec((nrows, c), values)
-        .map_err(|e| ParseError::line(source, last_line, format!("internal shape error: {e}")))
+    Array2::from_shape_vec((nrows, c), values).map_err(|e| ParseError::line(source, last_line, format!("internal shape error: {e}")))
 }
 
 #[cfg(test)]
@@ -87,11 +67,7 @@ mod tests {
         let m = parse(b"# comment\n1 2\n\n3\t4", "t.txt").unwrap();
         assert_eq!(m, ndarray::array![[1.0, 2.0], [3.0, 4.0]]);
         // sklearn's iris.csv header: numbers and names mixed -> header.
-        let m = parse(
-            b"150,4,setosa,versicolor,virginica\n5.1,3.5,1.4,0.2,0\n",
-            "iris.csv",
-        )
-        .unwrap();
+        let m = parse(b"150,4,setosa,versicolor,virginica\n5.1,3.5,1.4,0.2,0\n", "iris.csv").unwrap();
         assert_eq!(m.row(0).to_vec(), vec![5.1, 3.5, 1.4, 0.2, 0.0]);
     }
 
@@ -107,10 +83,7 @@ mod tests {
         ];
         for (b, want) in cases {
             let e = parse(b, "bad.csv").unwrap_err().to_string();
-            assert!(
-                e.contains("bad.csv") && e.contains(want),
-                "{e} (wanted {want})"
-            );
+            assert!(e.contains("bad.csv") && e.contains(want), "{e} (wanted {want})");
         }
     }
 }

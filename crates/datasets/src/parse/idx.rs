@@ -13,11 +13,7 @@ use super::ParseError;
 /// `prod(dims)` (offset of the data start).
 pub fn parse(data: &[u8], source: &str) -> Result<(Vec<usize>, Vec<u8>), ParseError> {
     if data.len() < 4 {
-        return Err(ParseError::offset(
-            source,
-            data.len(),
-            "truncated IDX magic number (4 bytes needed)",
-        ));
+        return Err(ParseError::offset(source, data.len(), "truncated IDX magic number (4 bytes needed)"));
     }
     if data[0] != 0 || data[1] != 0 {
         return Err(ParseError::offset(
@@ -27,51 +23,24 @@ pub fn parse(data: &[u8], source: &str) -> Result<(Vec<usize>, Vec<u8>), ParseEr
         ));
     }
     if data[2] != 0x08 {
-        return Err(ParseError::offset(
-            source,
-            2,
-            format!(
-                "IDX element type {:#04x} is not unsigned byte (0x08)",
-                data[2]
-            ),
-        ));
+        return Err(ParseError::offset(source, 2, format!("IDX element type {:#04x} is not unsigned byte (0x08)", data[2])));
     }
     let k = data[3] as usize;
     if k == 0 {
-        return Err(ParseError::offset(
-            source,
-            3,
-            "IDX file declares 0 dimensions",
-        ));
+        return Err(ParseError::offset(source, 3, "IDX file declares 0 dimensions"));
     }
     let head = 4 + 4 * k;
     if data.len() < head {
-        return Err(ParseError::offset(
-            source,
-            data.len(),
-            format!("truncated IDX header: {k} dimensions need {head} bytes"),
-        ));
+        return Err(ParseError::offset(source, data.len(), format!("truncated IDX header: {k} dimensions need {head} bytes")));
     }
-    let dims: Vec<usize> = (0..k)
-        .map(|i| {
-            u32::from_be_bytes([
-                data[4 + 4 * i],
-                data[5 + 4 * i],
-                data[6 + 4 * i],
-                data[7 + 4 * i],
-            ]) as usize
-        })
-        .collect();
+    let dims: Vec<usize> = (0..k).map(|i| u32::from_be_bytes([data[4 + 4 * i], data[5 + 4 * i], data[6 + 4 * i], data[7 + 4 * i]]) as usize).collect();
     let want = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let have = data.len() - head;
     if want != Some(have) {
         return Err(ParseError::offset(
             source,
             head,
-            format!(
-                "IDX dimensions {dims:?} need {} data bytes but {have} follow the header",
-                want.map_or("too many".to_string(), |w| w.to_string())
-            ),
+            format!("IDX dimensions {dims:?} need {} data bytes but {have} follow the header", want.map_or("too many".to_string(), |w| w.to_string())),
         ));
     }
     Ok((dims, data[head..].to_vec()))
@@ -102,17 +71,11 @@ mod tests {
             (&[0, 0, 8, 1, 0, 0, 0], "byte offset 7"),
             (&[0, 0, 8, 1, 0, 0, 0, 3, 1, 2], "byte offset 8"),
             (&[0, 0, 8, 1, 0, 0, 0, 1, 1, 2], "byte offset 8"),
-            (
-                &[0, 0, 8, 2, 255, 255, 255, 255, 255, 255, 255, 255],
-                "byte offset 12",
-            ),
+            (&[0, 0, 8, 2, 255, 255, 255, 255, 255, 255, 255, 255], "byte offset 12"),
         ];
         for (b, want) in cases {
             let e = parse(b, "bad.idx").unwrap_err().to_string();
-            assert!(
-                e.contains("bad.idx") && e.contains(want),
-                "{e} (wanted {want})"
-            );
+            assert!(e.contains("bad.idx") && e.contains(want), "{e} (wanted {want})");
         }
     }
 

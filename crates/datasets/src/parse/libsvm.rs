@@ -15,11 +15,7 @@ use ndarray::Array2;
 /// Labels are integers (`1`, `+1`, `-1`); a float label such as `1.0` is accepted when integral.
 /// Errors name `source` and the 1-based line: bad label, malformed `idx:val`, index 0,
 /// non-increasing indices, non-finite value, index beyond `n_features`, no samples.
-pub fn parse(
-    data: &[u8],
-    source: &str,
-    n_features: Option<usize>,
-) -> Result<LabeledMatrix, ParseError> {
+pub fn parse(data: &[u8], source: &str, n_features: Option<usize>) -> Result<LabeledMatrix, ParseError> {
     let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
     let mut y: Vec<i64> = Vec::new();
     let mut max_idx = 0usize;
@@ -35,64 +31,28 @@ pub fn parse(
         let Some(label_tok) = toks.next() else {
             continue;
         };
-        let label = parse_label(label_tok).ok_or_else(|| {
-            ParseError::line(source, ln, format!("label `{label_tok}` is not an integer"))
-        })?;
+        let label = parse_label(label_tok).ok_or_else(|| ParseError::line(source, ln, format!("label `{label_tok}` is not an integer")))?;
         let mut row = Vec::new();
         let mut prev = 0usize;
         for tok in toks {
             let Some((is, vs)) = tok.split_once(':') else {
-                return Err(ParseError::line(
-                    source,
-                    ln,
-                    format!("token `{tok}` is not of the form index:value"),
-                ));
+                return Err(ParseError::line(source, ln, format!("token `{tok}` is not of the form index:value")));
             };
-            let idx: usize = is.parse().map_err(|_| {
-                ParseError::line(
-                    source,
-                    ln,
-                    format!("feature index `{is}` in `{tok}` is not a positive integer"),
-                )
-            })?;
+            let idx: usize = is.parse().map_err(|_| ParseError::line(source, ln, format!("feature index `{is}` in `{tok}` is not a positive integer")))?;
             if idx == 0 {
-                return Err(ParseError::line(
-                    source,
-                    ln,
-                    format!("feature index 0 in `{tok}` (indices are 1-based)"),
-                ));
+                return Err(ParseError::line(source, ln, format!("feature index 0 in `{tok}` (indices are 1-based)")));
             }
             if idx <= prev {
-                return Err(ParseError::line(
-                    source,
-                    ln,
-                    format!(
-                        "feature index {idx} after {prev}: indices must be strictly increasing"
-                    ),
-                ));
+                return Err(ParseError::line(source, ln, format!("feature index {idx} after {prev}: indices must be strictly increasing")));
             }
             if let Some(d) = n_features {
                 if idx > d {
-                    return Err(ParseError::line(
-                        source,
-                        ln,
-                        format!("feature index {idx} exceeds the declared dimensionality {d}"),
-                    ));
+                    return Err(ParseError::line(source, ln, format!("feature index {idx} exceeds the declared dimensionality {d}")));
                 }
             }
-            let val: f64 = vs.parse().map_err(|_| {
-                ParseError::line(
-                    source,
-                    ln,
-                    format!("value `{vs}` in `{tok}` is not a number"),
-                )
-            })?;
+            let val: f64 = vs.parse().map_err(|_| ParseError::line(source, ln, format!("value `{vs}` in `{tok}` is not a number")))?;
             if !val.is_finite() {
-                return Err(ParseError::line(
-                    source,
-                    ln,
-                    format!("value `{vs}` in `{tok}` is not finite"),
-                ));
+                return Err(ParseError::line(source, ln, format!("value `{vs}` in `{tok}` is not finite")));
             }
             prev = idx;
             row.push((idx, val));
@@ -102,11 +62,7 @@ pub fn parse(
         y.push(label);
     }
     if rows.is_empty() {
-        return Err(ParseError::line(
-            source,
-            last_line.max(1),
-            "no samples in file",
-        ));
+        return Err(ParseError::line(source, last_line.max(1), "no samples in file"));
     }
     let d = n_features.unwrap_or(max_idx);
     let mut x = Array2::<f64>::zeros((rows.len(), d));
@@ -169,10 +125,7 @@ mod tests {
         ];
         for (txt, want) in cases {
             let e = parse(txt, "bad.scale", Some(4)).unwrap_err().to_string();
-            assert!(
-                e.contains("bad.scale") && e.contains(want),
-                "{e} (wanted {want})"
-            );
+            assert!(e.contains("bad.scale") && e.contains(want), "{e} (wanted {want})");
         }
     }
 
@@ -183,10 +136,7 @@ mod tests {
             assert_eq!(m.x.dim(), (150, 4));
             assert_eq!(m.y[0], 1);
             // iris.scale line 1: 1 1:-0.555556 2:0.25 3:-0.864407 4:-0.916667
-            assert_eq!(
-                m.x.row(0).to_vec(),
-                vec![-0.555556, 0.25, -0.864407, -0.916667]
-            );
+            assert_eq!(m.x.row(0).to_vec(), vec![-0.555556, 0.25, -0.864407, -0.916667]);
             for c in 1..=3 {
                 assert_eq!(m.y.iter().filter(|&&l| l == c).count(), 50);
             }

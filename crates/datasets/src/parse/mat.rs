@@ -96,13 +96,7 @@ impl<'a> Cursor<'a> {
     fn element(&mut self) -> Result<(u32, &'a [u8], usize), ParseError> {
         let start = self.pos;
         if self.buf.len() - self.pos < 8 {
-            return Err(self.err(
-                start,
-                format!(
-                    "truncated element tag ({} bytes left, 8 needed)",
-                    self.buf.len() - self.pos
-                ),
-            ));
+            return Err(self.err(start, format!("truncated element tag ({} bytes left, 8 needed)", self.buf.len() - self.pos)));
         }
         let first = self.e.u32(&self.buf[self.pos..]);
         if first >> 16 != 0 {
@@ -110,10 +104,7 @@ impl<'a> Cursor<'a> {
             let nbytes = (first >> 16) as usize;
             let ty = first & 0xffff;
             if nbytes > 4 {
-                return Err(self.err(
-                    start,
-                    format!("small data element claims {nbytes} bytes (at most 4)"),
-                ));
+                return Err(self.err(start, format!("small data element claims {nbytes} bytes (at most 4)")));
             }
             let data = &self.buf[self.pos + 4..self.pos + 4 + nbytes];
             self.pos += 8;
@@ -123,10 +114,7 @@ impl<'a> Cursor<'a> {
         let nbytes = self.e.u32(&self.buf[self.pos + 4..]) as usize;
         let avail = self.buf.len() - self.pos - 8;
         if nbytes > avail {
-            return Err(self.err(
-                start,
-                format!("element of type {ty} claims {nbytes} bytes but only {avail} remain (truncated file?)"),
-            ));
+            return Err(self.err(start, format!("element of type {ty} claims {nbytes} bytes but only {avail} remain (truncated file?)")));
         }
         let data = &self.buf[self.pos + 8..self.pos + 8 + nbytes];
         self.pos += 8 + nbytes;
@@ -187,13 +175,7 @@ fn decode_numeric(ty: u32, data: &[u8], e: Endian) -> Option<Vec<f64>> {
     let b = e.big;
     macro_rules! num {
         ($t:ty, $n:literal) => {
-            conv::<$n>(data, |a| {
-                if b {
-                    <$t>::from_be_bytes(a) as f64
-                } else {
-                    <$t>::from_le_bytes(a) as f64
-                }
-            })
+            conv::<$n>(data, |a| if b { <$t>::from_be_bytes(a) as f64 } else { <$t>::from_le_bytes(a) as f64 })
         };
     }
     match ty {
@@ -216,13 +198,7 @@ fn decode_numeric(ty: u32, data: &[u8], e: Endian) -> Option<Vec<f64>> {
 fn parse_matrix(mut cur: Cursor<'_>, offset: usize) -> Result<Variable, ParseError> {
     let (ty, flags, at) = cur.element()?;
     if ty != MI_UINT32 || flags.len() < 8 {
-        return Err(cur.err(
-            at,
-            format!(
-                "array flags sub-element has type {ty} and {} bytes (expected miUINT32, 8 bytes)",
-                flags.len()
-            ),
-        ));
+        return Err(cur.err(at, format!("array flags sub-element has type {ty} and {} bytes (expected miUINT32, 8 bytes)", flags.len())));
     }
     let fw = cur.e.u32(flags);
     let class = fw & 0xff;
@@ -231,17 +207,10 @@ fn parse_matrix(mut cur: Cursor<'_>, offset: usize) -> Result<Variable, ParseErr
 
     let (ty, dims_raw, at) = cur.element()?;
     let dims_f = match ty {
-        MI_INT32 | MI_UINT32 | MI_INT16 | MI_UINT16 | MI_INT8 | MI_UINT8 => {
-            decode_numeric(ty, dims_raw, cur.e)
-        }
+        MI_INT32 | MI_UINT32 | MI_INT16 | MI_UINT16 | MI_INT8 | MI_UINT8 => decode_numeric(ty, dims_raw, cur.e),
         _ => None,
     }
-    .ok_or_else(|| {
-        cur.err(
-            at,
-            format!("dimensions sub-element has type {ty} (expected miINT32)"),
-        )
-    })?;
+    .ok_or_else(|| cur.err(at, format!("dimensions sub-element has type {ty} (expected miINT32)")))?;
     if dims_f.len() < 2 || dims_f.iter().any(|&d| d < 0.0) {
         return Err(cur.err(at, format!("invalid dimensions {dims_f:?}")));
     }
@@ -249,42 +218,26 @@ fn parse_matrix(mut cur: Cursor<'_>, offset: usize) -> Result<Variable, ParseErr
 
     let (ty, name_raw, at) = cur.element()?;
     if ty != MI_INT8 && ty != MI_UINT8 && ty != MI_UTF8 {
-        return Err(cur.err(
-            at,
-            format!("array name sub-element has type {ty} (expected miINT8)"),
-        ));
+        return Err(cur.err(at, format!("array name sub-element has type {ty} (expected miINT8)")));
     }
-    let name = String::from_utf8_lossy(name_raw)
-        .trim_end_matches('\0')
-        .to_string();
+    let name = String::from_utf8_lossy(name_raw).trim_end_matches('\0').to_string();
     let cname = class_name(class, logical);
 
     let values = if !(6..=15).contains(&class) {
         Err(format!("is a {cname} array, not a numeric matrix"))
     } else if complex {
-        Err(format!(
-            "is a complex {cname} array; only real arrays are supported"
-        ))
+        Err(format!("is a complex {cname} array; only real arrays are supported"))
     } else {
         let count = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
         let (ty, data, at) = cur.element()?;
         let vals = decode_numeric(ty, data, cur.e)
             .ok_or_else(|| cur.err(at, format!("variable `{name}`: real part has non-numeric storage type {ty} or a ragged length {}", data.len())))?;
         if Some(vals.len()) != count {
-            return Err(cur.err(
-                at,
-                format!("variable `{name}`: dimensions {dims:?} need {count:?} values but the data holds {}", vals.len()),
-            ));
+            return Err(cur.err(at, format!("variable `{name}`: dimensions {dims:?} need {count:?} values but the data holds {}", vals.len())));
         }
         Ok(vals)
     };
-    Ok(Variable {
-        name,
-        offset,
-        class: cname,
-        dims,
-        values,
-    })
+    Ok(Variable { name, offset, class: cname, dims, values })
 }
 
 impl MatFile {
@@ -295,24 +248,11 @@ impl MatFile {
     /// Elements that are not variables are skipped; non-numeric variables are kept by name.
     pub fn parse(data: &[u8], source: &str) -> Result<MatFile, ParseError> {
         if data.len() < 128 {
-            return Err(ParseError::offset(
-                source,
-                data.len(),
-                format!(
-                    "file has {} bytes, shorter than the 128-byte MAT header",
-                    data.len()
-                ),
-            ));
+            return Err(ParseError::offset(source, data.len(), format!("file has {} bytes, shorter than the 128-byte MAT header", data.len())));
         }
-        let header_text = String::from_utf8_lossy(&data[..116])
-            .trim_end_matches(['\0', ' '])
-            .to_string();
+        let header_text = String::from_utf8_lossy(&data[..116]).trim_end_matches(['\0', ' ']).to_string();
         if data.starts_with(b"MATLAB 7.3") || data.starts_with(b"\x89HDF") {
-            return Err(ParseError::offset(
-                source,
-                0,
-                "MATLAB v7.3 (HDF5) file; only level-5 MAT-files are supported",
-            ));
+            return Err(ParseError::offset(source, 0, "MATLAB v7.3 (HDF5) file; only level-5 MAT-files are supported"));
         }
         let e = match &data[126..128] {
             b"IM" => Endian { big: false },
@@ -321,75 +261,32 @@ impl MatFile {
                 return Err(ParseError::offset(source, 126, format!("endian indicator {other:?} is neither `IM` nor `MI`: not a level-5 MAT-file")));
             }
         };
-        let version = if e.big {
-            u16::from_be_bytes([data[124], data[125]])
-        } else {
-            u16::from_le_bytes([data[124], data[125]])
-        };
+        let version = if e.big { u16::from_be_bytes([data[124], data[125]]) } else { u16::from_le_bytes([data[124], data[125]]) };
         if version != 0x0100 {
-            return Err(ParseError::offset(
-                source,
-                124,
-                format!("MAT version {version:#06x}, expected 0x0100 (level 5)"),
-            ));
+            return Err(ParseError::offset(source, 124, format!("MAT version {version:#06x}, expected 0x0100 (level 5)")));
         }
-        let mut cur = Cursor {
-            buf: &data[128..],
-            pos: 0,
-            e,
-            src: source,
-            ctx: "",
-            base: 128,
-        };
+        let mut cur = Cursor { buf: &data[128..], pos: 0, e, src: source, ctx: "", base: 128 };
         let mut vars = Vec::new();
         while cur.buf.len() - cur.pos >= 8 {
             let (ty, payload, at) = cur.element()?;
             let file_off = 128 + at;
             match ty {
                 MI_MATRIX => {
-                    let sub = Cursor {
-                        buf: payload,
-                        pos: 0,
-                        e,
-                        src: source,
-                        ctx: "",
-                        base: file_off + 8,
-                    };
+                    let sub = Cursor { buf: payload, pos: 0, e, src: source, ctx: "", base: file_off + 8 };
                     vars.push(parse_matrix(sub, file_off)?);
                 }
                 MI_COMPRESSED => {
                     let mut inflated = Vec::new();
                     let mut dec = flate2::read::ZlibDecoder::new(payload).take(MAX_INFLATED);
                     if let Err(err) = dec.read_to_end(&mut inflated) {
-                        return Err(ParseError::offset(
-                            source,
-                            file_off,
-                            format!(
-                                "compressed element ({} bytes) cannot be inflated: {err}",
-                                payload.len()
-                            ),
-                        ));
+                        return Err(ParseError::offset(source, file_off, format!("compressed element ({} bytes) cannot be inflated: {err}", payload.len())));
                     }
                     let ctx = format!("in the inflated data of the compressed element at byte offset {file_off}: ");
-                    let mut inner = Cursor {
-                        buf: &inflated,
-                        pos: 0,
-                        e,
-                        src: source,
-                        ctx: &ctx,
-                        base: 0,
-                    };
+                    let mut inner = Cursor { buf: &inflated, pos: 0, e, src: source, ctx: &ctx, base: 0 };
                     while inner.buf.len() - inner.pos >= 8 {
                         let (ity, ipayload, iat) = inner.element()?;
                         if ity == MI_MATRIX {
-                            let sub = Cursor {
-                                buf: ipayload,
-                                pos: 0,
-                                e,
-                                src: source,
-                                ctx: &ctx,
-                                base: iat + 8,
-                            };
+                            let sub = Cursor { buf: ipayload, pos: 0, e, src: source, ctx: &ctx, base: iat + 8 };
                             vars.push(parse_matrix(sub, file_off)?);
                         }
                     }
@@ -397,11 +294,7 @@ impl MatFile {
                 _ => {} // Not a variable (e.g. subsystem data): skip.
             }
         }
-        Ok(MatFile {
-            source: source.to_string(),
-            header_text,
-            vars,
-        })
+        Ok(MatFile { source: source.to_string(), header_text, vars })
     }
 
     /// Names of all variables in file order (numeric or not).
@@ -416,32 +309,15 @@ impl MatFile {
     /// variable: missing (listing the available ones), non-numeric (struct, cell, char, sparse,
     /// complex) or not 2-D.
     pub fn matrix(&self, var: &str) -> Result<Array2<f64>, ParseError> {
-        let err = |msg: String| ParseError::Variable {
-            file: self.source.clone(),
-            var: var.to_string(),
-            msg,
-        };
+        let err = |msg: String| ParseError::Variable { file: self.source.clone(), var: var.to_string(), msg };
         let Some(v) = self.vars.iter().find(|v| v.name == var) else {
-            return Err(err(format!(
-                "not in the file (variables: {})",
-                self.names().join(", ")
-            )));
+            return Err(err(format!("not in the file (variables: {})", self.names().join(", "))));
         };
-        let vals = v
-            .values
-            .as_ref()
-            .map_err(|m| err(format!("{m} (element at byte offset {})", v.offset)))?;
+        let vals = v.values.as_ref().map_err(|m| err(format!("{m} (element at byte offset {})", v.offset)))?;
         if v.dims.len() != 2 {
-            return Err(err(format!(
-                "has {} dimensions {:?}, expected a 2-D matrix (element at byte offset {})",
-                v.dims.len(),
-                v.dims,
-                v.offset
-            )));
+            return Err(err(format!("has {} dimensions {:?}, expected a 2-D matrix (element at byte offset {})", v.dims.len(), v.dims, v.offset)));
         }
-        Array2::from_shape_vec((v.dims[0], v.dims[1]).f(), vals.clone())
-            .map(|a| a.as_standard_layout().to_owned())
-            .map_err(|e| err(format!("shape error {e}")))
+        Array2::from_shape_vec((v.dims[0], v.dims[1]).f(), vals.clone()).map(|a| a.as_standard_layout().to_owned()).map_err(|e| err(format!("shape error {e}")))
     }
 
     /// MATLAB class name of `var` (`double`, `uint8`, `logical`, `struct`, ...), if present.
@@ -472,19 +348,9 @@ mod tests {
         v.resize(8, 0);
         v
     }
-    fn matrix_el(
-        name: &str,
-        class: u32,
-        flags: u32,
-        dims: &[i32],
-        ty: u32,
-        data: &[u8],
-    ) -> Vec<u8> {
+    fn matrix_el(name: &str, class: u32, flags: u32, dims: &[i32], ty: u32, data: &[u8]) -> Vec<u8> {
         let mut p = Vec::new();
-        p.extend(tag(
-            MI_UINT32,
-            &[(class | flags).to_le_bytes(), 0u32.to_le_bytes()].concat(),
-        ));
+        p.extend(tag(MI_UINT32, &[(class | flags).to_le_bytes(), 0u32.to_le_bytes()].concat()));
         let d: Vec<u8> = dims.iter().flat_map(|x| x.to_le_bytes()).collect();
         p.extend(tag(MI_INT32, &d));
         if name.len() <= 4 {
@@ -518,10 +384,7 @@ mod tests {
     fn hand_file() -> Vec<u8> {
         let mut f = header();
         // A = [1 2 3; 4 5 6] double, column-major 1 4 2 5 3 6.
-        let a: Vec<u8> = [1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0]
-            .iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
+        let a: Vec<u8> = [1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0].iter().flat_map(|x| x.to_le_bytes()).collect();
         f.extend(matrix_el("A", 6, 0, &[2, 3], MI_DOUBLE, &a));
         // B uint8 3x1 [7; 8; 255].
         f.extend(matrix_el("B", 9, 0, &[3, 1], MI_UINT8, &[7, 8, 255]));
@@ -531,14 +394,7 @@ mod tests {
         // D double stored as miUINT8 (MATLAB narrows storage), 2x2 [1 3; 2 4].
         f.extend(matrix_el("D", 6, 0, &[2, 2], MI_UINT8, &[1, 2, 3, 4]));
         // L logical 1x3.
-        f.extend(matrix_el(
-            "L",
-            9,
-            FLAG_LOGICAL,
-            &[1, 3],
-            MI_UINT8,
-            &[1, 0, 1],
-        ));
+        f.extend(matrix_el("L", 9, FLAG_LOGICAL, &[1, 3], MI_UINT8, &[1, 0, 1]));
         // S a struct (contents irrelevant) and a 3-D array.
         f.extend(matrix_el("S", 2, 0, &[1, 1], MI_INT32, &[0, 0, 0, 0]));
         let t: Vec<u8> = [1.0f64; 8].iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -551,26 +407,14 @@ mod tests {
         let f = hand_file();
         let m = MatFile::parse(&f, "hand.mat").unwrap();
         assert_eq!(m.names(), vec!["A", "B", "Cvar", "D", "L", "S", "T"]);
-        assert_eq!(
-            m.matrix("A").unwrap(),
-            ndarray::array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
-        );
-        assert_eq!(
-            m.matrix("B").unwrap(),
-            ndarray::array![[7.0], [8.0], [255.0]]
-        );
+        assert_eq!(m.matrix("A").unwrap(), ndarray::array![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        assert_eq!(m.matrix("B").unwrap(), ndarray::array![[7.0], [8.0], [255.0]]);
         assert_eq!(m.matrix("Cvar").unwrap(), ndarray::array![[-5.0, 300.0]]);
-        assert_eq!(
-            m.matrix("D").unwrap(),
-            ndarray::array![[1.0, 3.0], [2.0, 4.0]]
-        );
+        assert_eq!(m.matrix("D").unwrap(), ndarray::array![[1.0, 3.0], [2.0, 4.0]]);
         assert_eq!(m.matrix("L").unwrap(), ndarray::array![[1.0, 0.0, 1.0]]);
         assert_eq!(m.class("L"), Some("logical"));
         let e = m.matrix("S").unwrap_err().to_string();
-        assert!(
-            e.contains("hand.mat") && e.contains("`S`") && e.contains("struct"),
-            "{e}"
-        );
+        assert!(e.contains("hand.mat") && e.contains("`S`") && e.contains("struct"), "{e}");
         let e = m.matrix("T").unwrap_err().to_string();
         assert!(e.contains("`T`") && e.contains("3 dimensions"), "{e}");
         let e = m.matrix("nope").unwrap_err().to_string();
@@ -582,18 +426,9 @@ mod tests {
         // Written by scipy.io.savemat (tests/fixtures/make_mat_fixture.py).
         let f = include_bytes!("../../tests/fixtures/small_v5.mat");
         let m = MatFile::parse(f, "small_v5.mat").unwrap();
-        assert_eq!(
-            m.matrix("dbl").unwrap(),
-            ndarray::array![[1.5, -2.0, 3.25], [4.0, 5.0, 6.0]]
-        );
-        assert_eq!(
-            m.matrix("u8").unwrap(),
-            ndarray::array![[0.0, 1.0], [2.0, 255.0]]
-        );
-        assert_eq!(
-            m.matrix("i16").unwrap(),
-            ndarray::array![[-32768.0], [0.0], [32767.0]]
-        );
+        assert_eq!(m.matrix("dbl").unwrap(), ndarray::array![[1.5, -2.0, 3.25], [4.0, 5.0, 6.0]]);
+        assert_eq!(m.matrix("u8").unwrap(), ndarray::array![[0.0, 1.0], [2.0, 255.0]]);
+        assert_eq!(m.matrix("i16").unwrap(), ndarray::array![[-32768.0], [0.0], [32767.0]]);
         assert_eq!(m.matrix("sgl").unwrap(), ndarray::array![[0.5, 0.25]]);
         assert_eq!(m.matrix("i64").unwrap(), ndarray::array![[-7.0, 9.0]]);
         assert_eq!(m.matrix("lg").unwrap(), ndarray::array![[1.0, 0.0]]);
@@ -613,29 +448,15 @@ mod tests {
         let f = mat5::MatFile {
             header_text: "MATLAB 5.0 MAT-file, structdr test".into(),
             arrays: vec![
-                mat5::NamedArray {
-                    name: "X".into(),
-                    matrix: mat5::Matrix::Dense(mat5::DenseMatrix {
-                        rows: 2,
-                        cols: 3,
-                        values: mat5::Values::F64(vals),
-                    }),
-                },
+                mat5::NamedArray { name: "X".into(), matrix: mat5::Matrix::Dense(mat5::DenseMatrix { rows: 2, cols: 3, values: mat5::Values::F64(vals) }) },
                 mat5::NamedArray {
                     name: "y".into(),
-                    matrix: mat5::Matrix::Dense(mat5::DenseMatrix {
-                        rows: 2,
-                        cols: 1,
-                        values: mat5::Values::U8(vec![3, 4]),
-                    }),
+                    matrix: mat5::Matrix::Dense(mat5::DenseMatrix { rows: 2, cols: 1, values: mat5::Values::U8(vec![3, 4]) }),
                 },
             ],
         };
         let m = MatFile::parse(&f.write_bytes().unwrap(), "mat5.mat").unwrap();
-        assert_eq!(
-            m.matrix("X").unwrap(),
-            ndarray::array![[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
-        );
+        assert_eq!(m.matrix("X").unwrap(), ndarray::array![[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]);
         assert_eq!(m.matrix("y").unwrap(), ndarray::array![[3.0], [4.0]]);
     }
 
@@ -676,24 +497,17 @@ mod tests {
             }
             let _ = MatFile::parse(&g, "garbage.mat");
         }
-        let e = MatFile::parse(b"not a mat file", "x.mat")
-            .unwrap_err()
-            .to_string();
+        let e = MatFile::parse(b"not a mat file", "x.mat").unwrap_err().to_string();
         assert!(e.contains("x.mat") && e.contains("byte offset"), "{e}");
         let mut h = header();
         h[126] = b'X';
-        assert!(MatFile::parse(&h, "y.mat")
-            .unwrap_err()
-            .to_string()
-            .contains("byte offset 126"));
+        assert!(MatFile::parse(&h, "y.mat").unwrap_err().to_string().contains("byte offset 126"));
     }
 
     /// Position-weighted sum `sum_ij x_ij ((7 i + 3 j) mod 11)`: catches transposed or shuffled
     /// reads (reference values from scipy.io.loadmat).
     fn weighted_sum(a: &Array2<f64>) -> f64 {
-        a.indexed_iter()
-            .map(|((i, j), v)| v * ((7 * i + 3 * j) % 11) as f64)
-            .sum()
+        a.indexed_iter().map(|((i, j), v)| v * ((7 * i + 3 * j) % 11) as f64).sum()
     }
 
     #[test]

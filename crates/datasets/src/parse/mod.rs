@@ -68,18 +68,10 @@ pub enum ParseError {
 
 impl ParseError {
     pub(crate) fn line(file: &str, line: usize, msg: impl Into<String>) -> Self {
-        ParseError::Line {
-            file: file.to_string(),
-            line,
-            msg: msg.into(),
-        }
+        ParseError::Line { file: file.to_string(), line, msg: msg.into() }
     }
     pub(crate) fn offset(file: &str, offset: usize, msg: impl Into<String>) -> Self {
-        ParseError::Offset {
-            file: file.to_string(),
-            offset: offset as u64,
-            msg: msg.into(),
-        }
+        ParseError::Offset { file: file.to_string(), offset: offset as u64, msg: msg.into() }
     }
 }
 
@@ -114,11 +106,7 @@ impl Read for Counting<'_> {
 /// byte offset reached when the error was detected.
 pub fn gunzip(data: &[u8], source: &str) -> Result<Vec<u8>, ParseError> {
     if data.len() < 2 || data[0] != 0x1f || data[1] != 0x8b {
-        return Err(ParseError::offset(
-            source,
-            0,
-            "not a gzip stream (magic bytes 1f 8b missing)",
-        ));
+        return Err(ParseError::offset(source, 0, "not a gzip stream (magic bytes 1f 8b missing)"));
     }
     let dec = flate2::read::MultiGzDecoder::new(Counting { data, pos: 0 });
     read_all(dec, |d| d.get_ref().pos, source, "gzip")
@@ -139,11 +127,7 @@ fn read_all<D: Read>(mut dec: D, pos: impl Fn(&D) -> usize, source: &str, format
 /// offset reached when the error was detected.
 pub fn bunzip2(data: &[u8], source: &str) -> Result<Vec<u8>, ParseError> {
     if data.len() < 4 || &data[..3] != b"BZh" || !(b'1'..=b'9').contains(&data[3]) {
-        return Err(ParseError::offset(
-            source,
-            0,
-            "not a bzip2 stream (magic bytes `BZh1`..`BZh9` missing)",
-        ));
+        return Err(ParseError::offset(source, 0, "not a bzip2 stream (magic bytes `BZh1`..`BZh9` missing)"));
     }
     let dec = bzip2::read::MultiBzDecoder::new(Counting { data, pos: 0 });
     read_all(dec, |d| d.get_ref().pos, source, "bzip2")
@@ -152,10 +136,7 @@ pub fn bunzip2(data: &[u8], source: &str) -> Result<Vec<u8>, ParseError> {
 /// Splits text into lines on `\n`, dropping a trailing `\r` (CRLF files), and yields
 /// `(1-based line number, line)`; a missing final newline is fine. Invalid UTF-8 is an error
 /// naming the line.
-pub(crate) fn text_lines<'a>(
-    data: &'a [u8],
-    source: &'a str,
-) -> impl Iterator<Item = Result<(usize, &'a str), ParseError>> + 'a {
+pub(crate) fn text_lines<'a>(data: &'a [u8], source: &'a str) -> impl Iterator<Item = Result<(usize, &'a str), ParseError>> + 'a {
     // `split` yields one empty piece after a final newline; it is a harmless blank line.
     let mut parts = data.split(|&b| b == b'\n').enumerate();
     std::iter::from_fn(move || {
@@ -163,11 +144,7 @@ pub(crate) fn text_lines<'a>(
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         Some(match std::str::from_utf8(raw) {
             Ok(s) => Ok((i + 1, s)),
-            Err(e) => Err(ParseError::line(
-                source,
-                i + 1,
-                format!("invalid UTF-8 ({e})"),
-            )),
+            Err(e) => Err(ParseError::line(source, i + 1, format!("invalid UTF-8 ({e})"))),
         })
     })
 }
@@ -232,9 +209,7 @@ mod tests {
         assert_eq!(bunzip2(&bz, "a.bz2").unwrap(), b"1 1:0.5\n");
         let e = bunzip2(b"BZx", "a.bz2").unwrap_err().to_string();
         assert!(e.contains("a.bz2") && e.contains("byte offset 0"), "{e}");
-        let e = bunzip2(&bz[..bz.len() - 5], "t.bz2")
-            .unwrap_err()
-            .to_string();
+        let e = bunzip2(&bz[..bz.len() - 5], "t.bz2").unwrap_err().to_string();
         assert!(e.contains("t.bz2") && e.contains("byte offset"), "{e}");
         let mut bad = bz.clone();
         for b in bad.iter_mut().skip(10).take(10) {
@@ -247,11 +222,7 @@ mod tests {
     fn lines_handle_crlf_and_missing_newline() {
         let v: Vec<_> = text_lines(b"a\r\nb\nc", "f").map(|r| r.unwrap()).collect();
         assert_eq!(v, vec![(1, "a"), (2, "b"), (3, "c")]);
-        let e = text_lines(b"ok\n\xff\n", "f")
-            .nth(1)
-            .unwrap()
-            .unwrap_err()
-            .to_string();
+        let e = text_lines(b"ok\n\xff\n", "f").nth(1).unwrap().unwrap_err().to_string();
         assert!(e.contains("f: line 2"), "{e}");
     }
 }

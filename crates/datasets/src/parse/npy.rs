@@ -27,10 +27,7 @@ struct Npy {
 
 fn read_file(path: &Path) -> Result<(Vec<u8>, String), ParseError> {
     let name = path.display().to_string();
-    let data = std::fs::read(path).map_err(|err| ParseError::Io {
-        file: name.clone(),
-        err,
-    })?;
+    let data = std::fs::read(path).map_err(|err| ParseError::Io { file: name.clone(), err })?;
     Ok((data, name))
 }
 
@@ -38,10 +35,7 @@ fn read_file(path: &Path) -> Result<(Vec<u8>, String), ParseError> {
 fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     let k1 = format!("'{key}'");
     let k2 = format!("\"{key}\"");
-    let p = header
-        .find(&k1)
-        .map(|p| p + k1.len())
-        .or_else(|| header.find(&k2).map(|p| p + k2.len()))?;
+    let p = header.find(&k1).map(|p| p + k1.len()).or_else(|| header.find(&k2).map(|p| p + k2.len()))?;
     let rest = header[p..].trim_start().strip_prefix(':')?.trim_start();
     if rest.starts_with('(') {
         let end = rest.find(')')?;
@@ -55,10 +49,7 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
 fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
     let err = |off: usize, m: String| ParseError::offset(src, off, m);
     if data.len() < 10 || &data[..6] != b"\x93NUMPY" {
-        return Err(err(
-            0,
-            "not a .npy file (magic \\x93NUMPY missing or file shorter than 10 bytes)".into(),
-        ));
+        return Err(err(0, "not a .npy file (magic \\x93NUMPY missing or file shorter than 10 bytes)".into()));
     }
     let major = data[6];
     let (hlen, hstart) = match major {
@@ -67,42 +58,22 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
             if data.len() < 12 {
                 return Err(err(data.len(), "truncated header length".into()));
             }
-            (
-                u32::from_le_bytes([data[8], data[9], data[10], data[11]]) as usize,
-                12,
-            )
+            (u32::from_le_bytes([data[8], data[9], data[10], data[11]]) as usize, 12)
         }
         v => return Err(err(6, format!("unsupported .npy format version {v}"))),
     };
     let dstart = hstart
         .checked_add(hlen)
         .filter(|&e| e <= data.len())
-        .ok_or_else(|| {
-            err(
-                hstart,
-                format!(
-                    "header of {hlen} bytes runs past the end of the file ({} bytes)",
-                    data.len()
-                ),
-            )
-        })?;
-    let header = std::str::from_utf8(&data[hstart..dstart])
-        .map_err(|e| err(hstart, format!("header is not text: {e}")))?;
-    let descr = dict_value(header, "descr")
-        .ok_or_else(|| err(hstart, format!("header has no 'descr': {header}")))?
-        .trim_matches(['\'', '"']);
+        .ok_or_else(|| err(hstart, format!("header of {hlen} bytes runs past the end of the file ({} bytes)", data.len())))?;
+    let header = std::str::from_utf8(&data[hstart..dstart]).map_err(|e| err(hstart, format!("header is not text: {e}")))?;
+    let descr = dict_value(header, "descr").ok_or_else(|| err(hstart, format!("header has no 'descr': {header}")))?.trim_matches(['\'', '"']);
     let fortran = match dict_value(header, "fortran_order") {
         Some("True") => true,
         Some("False") => false,
-        other => {
-            return Err(err(
-                hstart,
-                format!("header has a bad 'fortran_order' ({other:?})"),
-            ))
-        }
+        other => return Err(err(hstart, format!("header has a bad 'fortran_order' ({other:?})"))),
     };
-    let shape_txt = dict_value(header, "shape")
-        .ok_or_else(|| err(hstart, format!("header has no 'shape': {header}")))?;
+    let shape_txt = dict_value(header, "shape").ok_or_else(|| err(hstart, format!("header has no 'shape': {header}")))?;
     let shape: Vec<usize> = shape_txt
         .trim_matches(['(', ')'])
         .split(',')
@@ -120,20 +91,13 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
         b'>' => true,
         _ => return Err(err(hstart, format!("unsupported dtype '{descr}'"))),
     };
-    let size: usize = descr[2..]
-        .parse()
-        .map_err(|_| err(hstart, format!("unsupported dtype '{descr}'")))?;
+    let size: usize = descr[2..].parse().map_err(|_| err(hstart, format!("unsupported dtype '{descr}'")))?;
     let kind = match (db[1], size) {
         (b'f', 4 | 8) => Kind::F,
         (b'i', 1 | 2 | 4 | 8) => Kind::I,
         (b'u', 1 | 2 | 4 | 8) => Kind::U,
         (b'b', 1) => Kind::B,
-        _ => {
-            return Err(err(
-                hstart,
-                format!("unsupported dtype '{descr}' (f4, f8, i1..i8, u1..u8, b1 are supported)"),
-            ))
-        }
+        _ => return Err(err(hstart, format!("unsupported dtype '{descr}' (f4, f8, i1..i8, u1..u8, b1 are supported)"))),
     };
     let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     let have = data.len() - dstart;
@@ -142,9 +106,7 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
             dstart,
             format!(
                 "shape {shape:?} of '{descr}' needs {} data bytes but {have} follow the header",
-                count
-                    .and_then(|c| c.checked_mul(size))
-                    .map_or("too many".into(), |w| w.to_string())
+                count.and_then(|c| c.checked_mul(size)).map_or("too many".into(), |w| w.to_string())
             ),
         ));
     }
@@ -173,11 +135,7 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
             }
         })
         .collect();
-    Ok(Npy {
-        shape,
-        fortran,
-        values,
-    })
+    Ok(Npy { shape, fortran, values })
 }
 
 /// Reads a 2-D `.npy` array as f64 (dtypes f8, f4, i1..i8, u1..u8, b1 converted with `as f64`;
@@ -189,13 +147,7 @@ pub fn read_matrix(path: &Path) -> Result<Array2<f64>, ParseError> {
     let (r, c) = match a.shape[..] {
         [r, c] => (r, c),
         [r] => (r, 1),
-        _ => {
-            return Err(ParseError::offset(
-                &name,
-                8,
-                format!("array has shape {:?}, expected 2-D", a.shape),
-            ))
-        }
+        _ => return Err(ParseError::offset(&name, 8, format!("array has shape {:?}, expected 2-D", a.shape))),
     };
     let res = if a.fortran {
         Array2::from_shape_vec((r, c).f(), a.values).map(|m| m.as_standard_layout().to_owned())
@@ -216,14 +168,7 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>, ParseError> {
         _ => false,
     };
     if !ok_shape {
-        return Err(ParseError::offset(
-            &name,
-            8,
-            format!(
-                "labels have shape {:?}, expected (N,), (N, 1) or (1, N)",
-                a.shape
-            ),
-        ));
+        return Err(ParseError::offset(&name, 8, format!("labels have shape {:?}, expected (N,), (N, 1) or (1, N)", a.shape)));
     }
     a.values
         .iter()
@@ -232,11 +177,7 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>, ParseError> {
             if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
                 Ok(v as i64)
             } else {
-                Err(ParseError::offset(
-                    &name,
-                    0,
-                    format!("label #{i} = {v} is not an integer"),
-                ))
+                Err(ParseError::offset(&name, 0, format!("label #{i} = {v} is not an integer")))
             }
         })
         .collect()
@@ -278,10 +219,7 @@ mod tests {
         assert!(e.contains("x.npy"), "{e}");
         let pb = dir.path().join("yb.npy");
         ndarray_npy::write_npy(&pb, &array![0.5f64, 1.0]).unwrap();
-        assert!(read_labels(&pb)
-            .unwrap_err()
-            .to_string()
-            .contains("not an integer"));
+        assert!(read_labels(&pb).unwrap_err().to_string().contains("not an integer"));
     }
 
     #[test]
@@ -303,9 +241,7 @@ mod tests {
             let _ = read_matrix(&q);
             let _ = read_labels(&q);
         }
-        let e = read_matrix(&dir.path().join("missing.npy"))
-            .unwrap_err()
-            .to_string();
+        let e = read_matrix(&dir.path().join("missing.npy")).unwrap_err().to_string();
         assert!(e.contains("missing.npy"), "{e}");
     }
 }

@@ -4,10 +4,60 @@
 use std::os::raw::{c_char, c_int};
 
 extern "C" {
-    fn dgemm_(ta: *const c_char, tb: *const c_char, m: *const c_int, n: *const c_int, k: *const c_int, alpha: *const f64, a: *const f64, lda: *const c_int, b: *const f64, ldb: *const c_int, beta: *const f64, c: *mut f64, ldc: *const c_int);
-    fn dsyrk_(uplo: *const c_char, trans: *const c_char, n: *const c_int, k: *const c_int, alpha: *const f64, a: *const f64, lda: *const c_int, beta: *const f64, c: *mut f64, ldc: *const c_int);
-    fn dtrsm_(side: *const c_char, uplo: *const c_char, ta: *const c_char, diag: *const c_char, m: *const c_int, n: *const c_int, alpha: *const f64, a: *const f64, lda: *const c_int, b: *mut f64, ldb: *const c_int);
-    fn dsymm_(side: *const c_char, uplo: *const c_char, m: *const c_int, n: *const c_int, alpha: *const f64, a: *const f64, lda: *const c_int, b: *const f64, ldb: *const c_int, beta: *const f64, c: *mut f64, ldc: *const c_int);
+    fn dgemm_(
+        ta: *const c_char,
+        tb: *const c_char,
+        m: *const c_int,
+        n: *const c_int,
+        k: *const c_int,
+        alpha: *const f64,
+        a: *const f64,
+        lda: *const c_int,
+        b: *const f64,
+        ldb: *const c_int,
+        beta: *const f64,
+        c: *mut f64,
+        ldc: *const c_int,
+    );
+    fn dsyrk_(
+        uplo: *const c_char,
+        trans: *const c_char,
+        n: *const c_int,
+        k: *const c_int,
+        alpha: *const f64,
+        a: *const f64,
+        lda: *const c_int,
+        beta: *const f64,
+        c: *mut f64,
+        ldc: *const c_int,
+    );
+    fn dtrsm_(
+        side: *const c_char,
+        uplo: *const c_char,
+        ta: *const c_char,
+        diag: *const c_char,
+        m: *const c_int,
+        n: *const c_int,
+        alpha: *const f64,
+        a: *const f64,
+        lda: *const c_int,
+        b: *mut f64,
+        ldb: *const c_int,
+    );
+    fn dsymm_(
+        side: *const c_char,
+        uplo: *const c_char,
+        m: *const c_int,
+        n: *const c_int,
+        alpha: *const f64,
+        a: *const f64,
+        lda: *const c_int,
+        b: *const f64,
+        ldb: *const c_int,
+        beta: *const f64,
+        c: *mut f64,
+        ldc: *const c_int,
+    );
 }
 
 fn i(v: usize) -> c_int {
@@ -23,7 +73,21 @@ fn ch(c: u8) -> c_char {
 /// The pointers must address column-major matrices of the given shapes and leading
 /// dimensions; `c` must not overlap `a` or `b`.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn gemm(ta: u8, tb: u8, m: usize, n: usize, k: usize, alpha: f64, a: *const f64, lda: usize, b: *const f64, ldb: usize, beta: f64, c: *mut f64, ldc: usize) {
+pub unsafe fn gemm(
+    ta: u8,
+    tb: u8,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f64,
+    a: *const f64,
+    lda: usize,
+    b: *const f64,
+    ldb: usize,
+    beta: f64,
+    c: *mut f64,
+    ldc: usize,
+) {
     if m == 0 || n == 0 {
         return;
     }

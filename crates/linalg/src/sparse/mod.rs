@@ -40,7 +40,6 @@
 //!   on every edge of `A` come out exactly, in about twice the factorisation's flops, without the
 //!   dense inverse.
 
-
 /// Fill-reducing ordering of the rows and columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ordering {
@@ -68,14 +67,20 @@ pub enum SparseError {
     /// position in the permuted order (the first leading minor of `P A P^T` that fails), `value`
     /// the diagonal entry where `dpotrf` stopped.
     #[error("sparse Cholesky: matrix is not positive definite (pivot {pivot} of {n} is {value:e})")]
-    NotPositiveDefinite { pivot: usize, n: usize, value: f64 },
+    NotPositiveDefinite {
+        /// 0-based position of the failing pivot in the permuted order.
+        pivot: usize,
+        /// Dimension of the matrix.
+        n: usize,
+        /// The diagonal entry at the failing pivot (not positive, or not finite).
+        value: f64,
+    },
     /// A value is NaN or infinite.
     #[error("sparse Cholesky: non-finite input: {0}")]
     NotFinite(String),
 }
 
 /// Adjacency lists (sorted, duplicate-free) of the undirected graph of `edges`.
-
 mod blas3;
 mod numeric;
 mod ordering;

@@ -227,4 +227,3 @@ impl SelectedInverse<'_> {
         s.position(a.max(b), a.min(b)).map(|p| self.vals[p])
     }
 }
-

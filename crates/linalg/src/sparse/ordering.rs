@@ -205,4 +205,3 @@ pub fn amd_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
     let (p, _, _) = amd::order(n, &ap, &ai, &amd::Control::default()).expect("AMD: the adjacency lists are sorted, duplicate-free and in range");
     p
 }
-

@@ -454,7 +454,11 @@ impl SymbolicCholesky {
             )));
         }
         if let Some(j) = diag.iter().chain(edge_vals).position(|v| !v.is_finite()) {
-            return Err(SparseError::NotFinite(if j < n { format!("diagonal entry {j} is {}", diag[j]) } else { format!("edge value {} is {}", j - n, edge_vals[j - n]) }));
+            return Err(SparseError::NotFinite(if j < n {
+                format!("diagonal entry {j} is {}", diag[j])
+            } else {
+                format!("edge value {} is {}", j - n, edge_vals[j - n])
+            }));
         }
         let ns = self.n_supernodes();
         let mut vals = vec![0.0f64; self.val_ptr[ns]];

@@ -1,10 +1,10 @@
 //! Tests of the sparse Cholesky against dense LAPACK.
 
 use super::*;
+use crate::Cholesky;
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use crate::Cholesky;
 
 /// Random sparse SPD matrix: random edges with weights of either sign, diagonally dominant.
 fn random_spd(n: usize, m_edges: usize, seed: u64) -> (Vec<f64>, Vec<(usize, usize)>, Vec<f64>) {
@@ -127,7 +127,15 @@ fn orderings_are_permutations_and_reduce_fill_on_a_grid() {
         assert_eq!(p, (0..n).collect::<Vec<_>>());
     }
     assert!(rcm.nnz_l() < nat.nnz_l() / 2, "rcm {} natural {}", rcm.nnz_l(), nat.nnz_l());
-    eprintln!("grid 30x30: nnz(L) natural {} rcm {} nd {}; flops natural {:.3e} rcm {:.3e} nd {:.3e}", nat.nnz_l(), rcm.nnz_l(), nd.nnz_l(), nat.flops(), rcm.flops(), nd.flops());
+    eprintln!(
+        "grid 30x30: nnz(L) natural {} rcm {} nd {}; flops natural {:.3e} rcm {:.3e} nd {:.3e}",
+        nat.nnz_l(),
+        rcm.nnz_l(),
+        nd.nnz_l(),
+        nat.flops(),
+        rcm.flops(),
+        nd.flops()
+    );
     assert!(nd.flops() < rcm.flops(), "nd {} rcm {}", nd.flops(), rcm.flops());
 }
 
@@ -158,7 +166,15 @@ fn knn_spd(n: usize, dim: usize, k: usize, seed: u64, laplacian: bool) -> (Vec<f
     let vals: Vec<f64> = edges
         .iter()
         .map(|&(i, j)| {
-            let w: f64 = if laplacian { if rng.gen_bool(0.2) { 0.0 } else { -rng.gen_range(0.0..3.0) } } else { rng.gen_range(-1.0..1.0) };
+            let w: f64 = if laplacian {
+                if rng.gen_bool(0.2) {
+                    0.0
+                } else {
+                    -rng.gen_range(0.0..3.0)
+                }
+            } else {
+                rng.gen_range(-1.0..1.0)
+            };
             diag[i] += w.abs();
             diag[j] += w.abs();
             w
@@ -326,4 +342,3 @@ fn bad_patterns_and_indefinite_matrices_are_errors() {
     assert!(matches!(s.factor(&[1.0, 1.0], &[2.0]), Err(SparseError::NotPositiveDefinite { pivot: 1, .. })));
     assert!(s.factor(&[1.0], &[0.5]).is_err());
 }
-

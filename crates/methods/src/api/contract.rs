@@ -89,7 +89,10 @@ impl FeatureScores {
     /// protocols score for `n_selected = m`. Errors if `m` is 0 or exceeds D.
     pub fn select(&self, x: ArrayView2<f64>, m: usize) -> Result<Array2<f64>> {
         if m == 0 || m > self.ranking.len() || x.ncols() != self.ranking.len() {
-            return Err(MethodError::Input { method: "feature scores", reason: format!("n_selected = {m} must be in [1, {}] for {} features", self.ranking.len(), x.ncols()) });
+            return Err(MethodError::Input {
+                method: "feature scores",
+                reason: format!("n_selected = {m} must be in [1, {}] for {} features", self.ranking.len(), x.ncols()),
+            });
         }
         Ok(x.select(ndarray::Axis(1), &self.ranking[..m]))
     }

@@ -112,7 +112,6 @@ pub fn dim() -> ParamSchema {
     }
 }
 
-
 /// The `disconnected` parameter shared by LE and LLE
 /// ([`structdr_numerics::graphs::Disconnected`]).
 pub fn disconnected_param() -> ParamSchema {

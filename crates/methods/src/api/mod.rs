@@ -29,7 +29,10 @@ pub fn check_dense_size(method: &'static str, n: usize) -> Result<()> {
     if n > DENSE_MAX_N {
         return Err(MethodError::Input {
             method,
-            reason: format!("N = {n} samples exceeds the dense-eigensolver limit {DENSE_MAX_N} (it needs 16 N^2 bytes = {:.1} GB); subsample the data", 16.0 * (n as f64).powi(2) / 1e9),
+            reason: format!(
+                "N = {n} samples exceeds the dense-eigensolver limit {DENSE_MAX_N} (it needs 16 N^2 bytes = {:.1} GB); subsample the data",
+                16.0 * (n as f64).powi(2) / 1e9
+            ),
         });
     }
     Ok(())
@@ -116,7 +119,10 @@ pub fn check_features(method: &'static str, x: &ArrayView2<f64>, n_features: usi
         return Err(MethodError::Input { method, reason: format!("{} features, the fit had {n_features}", x.ncols()) });
     }
     if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
-        return Err(MethodError::Input { method, reason: format!("non-finite value at sample {}, feature {}", pos / n_features.max(1), pos % n_features.max(1)) });
+        return Err(MethodError::Input {
+            method,
+            reason: format!("non-finite value at sample {}, feature {}", pos / n_features.max(1), pos % n_features.max(1)),
+        });
     }
     Ok(())
 }

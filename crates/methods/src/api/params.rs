@@ -41,7 +41,16 @@ impl serde::Serialize for ParamValue {
             ParamValue::Float(x) if x.is_finite() => s.serialize_f64(*x),
             ParamValue::Float(x) => {
                 let mut m = s.serialize_map(Some(1))?;
-                m.serialize_entry("float", if x.is_nan() { "nan" } else if *x > 0.0 { "inf" } else { "-inf" })?;
+                m.serialize_entry(
+                    "float",
+                    if x.is_nan() {
+                        "nan"
+                    } else if *x > 0.0 {
+                        "inf"
+                    } else {
+                        "-inf"
+                    },
+                )?;
                 m.end()
             }
             ParamValue::Str(v) => s.serialize_str(v),
@@ -135,7 +144,11 @@ pub const fn open(value: f64) -> Bound {
 /// A float as the docs print it: shortest round-trip form (`1e-300`, not 300 digits), `inf`.
 pub fn fmt_float(x: f64) -> String {
     if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{x:?}")
     }
@@ -266,7 +279,12 @@ impl ParamSchema {
     /// Checks `v` against the schema and returns its canonical form (integers are accepted where
     /// floats are expected and become floats; numeric strings are parsed).
     pub fn check(&self, method: &str, v: &ParamValue) -> Result<ParamValue, ParamError> {
-        check_kind(&self.kind, v).ok_or_else(|| ParamError::Invalid { method: method.into(), name: self.name.into(), expected: self.kind.to_string(), got: format!("{v}") })
+        check_kind(&self.kind, v).ok_or_else(|| ParamError::Invalid {
+            method: method.into(),
+            name: self.name.into(),
+            expected: self.kind.to_string(),
+            got: format!("{v}"),
+        })
     }
 }
 
@@ -363,7 +381,8 @@ impl ParamMapExt for ParamMap {
             other => Err(ParamError::Invalid {
                 method: method.into(),
                 name: "dim".into(),
-                expected: "an integer >= 1 (dim = \"energy\" is resolved against a data set by the runner or `structdr embed` before the method is built)".into(),
+                expected: "an integer >= 1 (dim = \"energy\" is resolved against a data set by the runner or `structdr embed` before the method is built)"
+                    .into(),
                 got: other.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into()),
             }),
         }
@@ -395,14 +414,21 @@ mod tests {
         assert!(c.check("spl", &ParamValue::Float(-1.0)).is_err());
         assert!(c.check("spl", &ParamValue::Float(f64::NAN)).is_err());
         // open ends exclude the end point; inf only with a closed inf]
-        let p = ParamSchema { name: "sigma", kind: ParamKind::Float { min: open(0.0), max: open(f64::INFINITY) }, default: ParamValue::Float(1.0), doc: "", stage: Stage::Fit };
+        let p = ParamSchema {
+            name: "sigma",
+            kind: ParamKind::Float { min: open(0.0), max: open(f64::INFINITY) },
+            default: ParamValue::Float(1.0),
+            doc: "",
+            stage: Stage::Fit,
+        };
         assert!(p.check("ddrtree", &ParamValue::Float(0.0)).is_err());
         assert!(p.check("ddrtree", &ParamValue::Float(1e-300)).is_ok());
         assert!(p.check("ddrtree", &ParamValue::Float(f64::INFINITY)).is_err());
         assert_eq!(p.kind.to_string(), "float in (0.0, inf)");
         assert_eq!(ParamKind::float_closed(1e-300, 1.0).to_string(), "float in [1e-300, 1.0]");
         // auto and dim
-        let a = ParamSchema { name: "lambda", kind: ParamKind::Auto(Box::new(p.kind.clone())), default: ParamValue::Str(AUTO.into()), doc: "", stage: Stage::Fit };
+        let a =
+            ParamSchema { name: "lambda", kind: ParamKind::Auto(Box::new(p.kind.clone())), default: ParamValue::Str(AUTO.into()), doc: "", stage: Stage::Fit };
         assert!(a.check("ddrtree", &ParamValue::Str("auto".into())).is_ok());
         assert_eq!(a.check("ddrtree", &ParamValue::Int(2)).unwrap(), ParamValue::Float(2.0));
         assert!(a.check("ddrtree", &ParamValue::Str("automatic".into())).is_err());
@@ -419,7 +445,14 @@ mod tests {
     /// finite values keep their plain untagged form.
     #[test]
     fn non_finite_floats_round_trip_through_json() {
-        for v in [ParamValue::Float(f64::INFINITY), ParamValue::Float(f64::NEG_INFINITY), ParamValue::Float(0.25), ParamValue::Int(3), ParamValue::Bool(true), ParamValue::Str("kpca".into())] {
+        for v in [
+            ParamValue::Float(f64::INFINITY),
+            ParamValue::Float(f64::NEG_INFINITY),
+            ParamValue::Float(0.25),
+            ParamValue::Int(3),
+            ParamValue::Bool(true),
+            ParamValue::Str("kpca".into()),
+        ] {
             let text = serde_json::to_string(&v).unwrap();
             assert_eq!(serde_json::from_str::<ParamValue>(&text).unwrap(), v, "{text}");
         }

@@ -49,19 +49,21 @@
 //! principal points, in the input space) with P recomputed at the final C; `graph` = W over the K
 //! centres; `history` = rho per iteration. [`Rpg::fit_graph`] returns the full [`PrincipalGraph`].
 
-use structdr_numerics::dist::exact_sq_dist;
-use structdr_numerics::graphs::{minimum_spanning_tree, RootedTree};
-use structdr_numerics::neighbours::{knn, symmetrised_edges};
-use structdr_numerics::clustering::kmeans_pooled_seeding;
-use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
-use crate::api::ParamMapExt;
-use crate::api::OutputKind;
-use crate::api::info::{choice, float, int, MethodInfo, auto, float_in, positive};
+use crate::api::info::{auto, choice, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
-use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue, AUTO};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{
+    check_input, numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, MethodError, Output, ParamMap, ParamValue, Result, Trace, AUTO,
+};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::{sq_dists, Cholesky};
+use structdr_numerics::clustering::kmeans_pooled_seeding;
+use structdr_numerics::dist::exact_sq_dist;
+use structdr_numerics::graphs::{minimum_spanning_tree, RootedTree};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
+use structdr_numerics::neighbours::{NearCentres, DEFAULT_MARGIN};
 
 /// Largest number of centres: the K x K system, edge costs and (K = N) the N x K assignment are
 /// dense; above this, use `rpg-landmark` with K << N.
@@ -317,7 +319,16 @@ pub fn l1_residual(z: ArrayView2<f64>, edges: &[(usize, usize, f64)]) -> f64 {
 /// The objective rho(W, C, P) evaluated directly (eq. 17 / 24; `dictionary = None` for the tree,
 /// which has no L1 term). Dense O(N K D); used to check the iterations.
 #[allow(clippy::too_many_arguments)]
-pub fn objective(x: ArrayView2<f64>, c: ArrayView2<f64>, p: ArrayView2<f64>, edges: &[(usize, usize, f64)], dictionary: Option<ArrayView2<f64>>, lambda: f64, gamma: f64, sigma: f64) -> f64 {
+pub fn objective(
+    x: ArrayView2<f64>,
+    c: ArrayView2<f64>,
+    p: ArrayView2<f64>,
+    edges: &[(usize, usize, f64)],
+    dictionary: Option<ArrayView2<f64>>,
+    lambda: f64,
+    gamma: f64,
+    sigma: f64,
+) -> f64 {
     let mut data = 0.0;
     for (i, prow) in p.axis_iter(Axis(0)).enumerate() {
         for (k, &pk) in prow.iter().enumerate() {
@@ -388,9 +399,14 @@ pub fn l1_graph_lp(z: ArrayView2<f64>, edges: &[(usize, usize)], phi: &[f64], la
         q[e] = 2.0 * ph;
     }
     let pmat = CscMatrix::<f64>::zeros((n, n));
-    let settings = DefaultSettingsBuilder::default().verbose(false).max_iter(400).build().map_err(|e| MethodError::Solver { method: M, reason: format!("clarabel settings: {e:?}") })?;
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .max_iter(400)
+        .build()
+        .map_err(|e| MethodError::Solver { method: M, reason: format!("clarabel settings: {e:?}") })?;
     let cones = [SupportedConeT::NonnegativeConeT(m)];
-    let mut solver = DefaultSolver::new(&pmat, &q, &a, &bvec, &cones, settings).map_err(|e| MethodError::Solver { method: M, reason: format!("clarabel setup: {e:?}") })?;
+    let mut solver =
+        DefaultSolver::new(&pmat, &q, &a, &bvec, &cones, settings).map_err(|e| MethodError::Solver { method: M, reason: format!("clarabel setup: {e:?}") })?;
     solver.solve();
     match solver.solution.status {
         SolverStatus::Solved | SolverStatus::AlmostSolved => {}
@@ -501,7 +517,9 @@ impl Rpg {
         } else {
             // Landmarks: k-means++ seeding on a pool of 20 K samples (Lloyd then runs on all N).
             let km = kmeans_pooled_seeding(x, k, seed, self.kmeans_iter, 20 * k).map_err(|e| match e {
-                structdr_numerics::NumericsError::Input { reason, .. } => MethodError::Input { method: name, reason: format!("k-means initialisation: {reason}") },
+                structdr_numerics::NumericsError::Input { reason, .. } => {
+                    MethodError::Input { method: name, reason: format!("k-means initialisation: {reason}") }
+                }
                 other => numerics(name)(other),
             })?;
             notes.push(format!("K = {k} centres initialised by k-means (k-means++ seeding on min(N, 20 K) samples, seed {seed}, {} Lloyd iterations, converged {}, SSE {:.6e})", km.iterations, km.converged, km.sse));
@@ -556,7 +574,10 @@ impl Rpg {
                 rho += self.lambda * l1_residual(c0.view(), &w_edges);
             }
             if !rho.is_finite() {
-                return Err(MethodError::Input { method: name, reason: format!("objective became {rho} at iteration {it} (sigma = {} too small for the data scale?)", self.sigma) });
+                return Err(MethodError::Input {
+                    method: name,
+                    reason: format!("objective became {rho} at iteration {it} (sigma = {} too small for the data scale?)", self.sigma),
+                });
             }
             let prev = history.last().copied();
             history.push(rho);
@@ -585,7 +606,12 @@ impl Rpg {
         let wmax = w_edges.iter().map(|e| e.2).fold(0.0f64, f64::max);
         let kept: Vec<(usize, usize, f64)> = w_edges.iter().copied().filter(|e| e.2 > 1e-9 * wmax).collect();
         if self.graph == GraphKind::L1 {
-            notes.push(format!("L1 graph: {} candidate edges ({}), {} with w > 1e-9 max w (max w = {wmax:.4e})", cand.len(), if self.nn == 0 { "all pairs".to_string() } else { format!("symmetrised {}-NN of the initial centres", self.nn) }, kept.len()));
+            notes.push(format!(
+                "L1 graph: {} candidate edges ({}), {} with w > 1e-9 max w (max w = {wmax:.4e})",
+                cand.len(),
+                if self.nn == 0 { "all pairs".to_string() } else { format!("symmetrised {}-NN of the initial centres", self.nn) },
+                kept.len()
+            ));
         }
         Ok(PrincipalGraph {
             centres: c,
@@ -672,7 +698,8 @@ fn build(p: &crate::ParamMap, graph: GraphKind, landmark: bool) -> Rpg {
     }
 }
 
-const REF: &str = "Mao, Wang, Tsang, Sun, A Novel Regularized Principal Graph Learning Framework on Explicit Graph Representation (004 §3-5, Alg. 1 and 2); SimplePPT";
+const REF: &str =
+    "Mao, Wang, Tsang, Sun, A Novel Regularized Principal Graph Learning Framework on Explicit Graph Representation (004 §3-5, Alg. 1 and 2); SimplePPT";
 const NC_DOC: &str = "number of centres K; auto = N (Algorithm 1: centres start at the data points); 2 <= K < N starts from seeded k-means centres";
 
 pub(crate) fn info_tree() -> MethodInfo {

@@ -54,11 +54,12 @@
 //! support `{r : theta_r > 0}`). This is how the k-means protocol of Table III runs on the selected
 //! features.
 
-use crate::api::ParamMapExt;
+use crate::api::info::{float, int, positive, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::info::{float, int, MethodInfo, positive};
-use crate::api::params::{closed, open};
-use crate::api::{check_input, numerical, Embedder, FeatureScores, Output, Trace, FitInput, refuse_init, Fitted, Graph, MethodError, Result, param_map, ParamMap, ParamValue};
+use crate::api::ParamMapExt;
+use crate::api::{
+    check_input, numerical, param_map, refuse_init, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace,
+};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use structdr_linalg::eigh;
 use structdr_numerics::graphs::laplacian::of_dense as laplacian;
@@ -385,11 +386,7 @@ impl Embedder for Fsl {
         }
         let top: Vec<String> = rank.iter().take(5).map(|&r| format!("{r}:{:.4}", sol.theta[r])).collect();
         let notes = vec![
-            format!(
-                "theta support {support} of {}; top features {}",
-                x.ncols(),
-                top.join(" ")
-            ),
+            format!("theta support {support} of {}; top features {}", x.ncols(), top.join(" ")),
             format!("initial objective {:.6e}; {} eigendecompositions in {} iterations", sol.initial_objective, sol.eigendecompositions, sol.iterations),
         ];
         let scores = FeatureScores { weights: sol.theta, ranking: rank };
@@ -481,7 +478,13 @@ mod tests {
             } else {
                 let free_sum: f64 = (0..m).filter(|&r| state[r] == 1).map(|r| mu[r]).sum();
                 let tau = (free_sum + n_one - b) / n_free as f64;
-                (0..m).map(|r| match state[r] { 0 => 0.0, 1 => mu[r] - tau, _ => 1.0 }).collect()
+                (0..m)
+                    .map(|r| match state[r] {
+                        0 => 0.0,
+                        1 => mu[r] - tau,
+                        _ => 1.0,
+                    })
+                    .collect()
             };
             if theta.iter().any(|&t| !(-1e-12..=1.0 + 1e-12).contains(&t)) {
                 continue;
@@ -739,7 +742,10 @@ mod tests {
     #[test]
     fn fit_contract_and_determinism() {
         let x = planted(30, 10, 9);
-        let (_, m) = crate::lookup("fsl").unwrap().instantiate(&[("n_selected".to_string(), crate::ParamValue::Int(3)), ("lambda".to_string(), crate::ParamValue::Float(2.0))].into_iter().collect()).unwrap();
+        let (_, m) = crate::lookup("fsl")
+            .unwrap()
+            .instantiate(&[("n_selected".to_string(), crate::ParamValue::Int(3)), ("lambda".to_string(), crate::ParamValue::Float(2.0))].into_iter().collect())
+            .unwrap();
         let f1 = m.fit(x.view(), 0).unwrap();
         let f2 = m.fit(x.view(), 5).unwrap();
         assert_eq!(f1.output, f2.output);

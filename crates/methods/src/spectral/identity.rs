@@ -2,7 +2,7 @@
 
 use crate::api::info::MethodInfo;
 use crate::api::OutputKind;
-use crate::api::{check_features, check_input, refuse_init, Embedder, FitInput, Fitted, Result, Transform, param_map, ParamMap, ParamValue};
+use crate::api::{check_features, check_input, param_map, refuse_init, Embedder, FitInput, Fitted, ParamMap, Result, Transform};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 

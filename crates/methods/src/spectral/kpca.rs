@@ -16,14 +16,16 @@
 //! Cost: O(N^2 D) for the distances, O(N^3) for the eigenproblem (`dsyevr` tridiagonalisation)
 //! and N^2 doubles of memory (200 MB at N = 5000).
 
-use crate::api::ParamMapExt;
-use crate::api::OutputKind;
 use crate::api::info::{dim, float, MethodInfo};
-use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform, param_map, ParamMap, ParamValue};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{
+    check_features, check_input, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform,
+};
 use ndarray::{ArrayView2, Axis};
-use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::sync::Arc;
 use structdr_linalg::sq_dists;
 use structdr_numerics::spectral::kernel_pca;
 
@@ -139,7 +141,10 @@ impl Embedder for KernelPca {
         let mut k = sq_dists(xc.view());
         let m = median_pairwise_distance(k.view());
         if m <= 0.0 {
-            return Err(MethodError::Input { method: "kpca", reason: "the median pairwise distance is 0 (at least half of the pairs are duplicates): the kernel width is undefined".into() });
+            return Err(MethodError::Input {
+                method: "kpca",
+                reason: "the median pairwise distance is 0 (at least half of the pairs are duplicates): the kernel width is undefined".into(),
+            });
         }
         let sigma = self.bandwidth * m;
         let inv = 1.0 / (2.0 * sigma * sigma);
@@ -194,10 +199,10 @@ pub(crate) fn info() -> MethodInfo {
 mod tests {
     use super::*;
     use crate::spectral::pca::Pca;
-    use ndarray::Array2;
-    use structdr_numerics::spectral::kernel_pca;
     use ndarray::array;
+    use ndarray::Array2;
     use rand::Rng;
+    use structdr_numerics::spectral::kernel_pca;
 
     #[test]
     fn linear_kernel_gives_pca_scores() {

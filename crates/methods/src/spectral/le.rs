@@ -21,29 +21,13 @@
 //! thousand. A sparse shift-invert Lanczos would be O(N k) per iteration (not implemented).
 
 use crate::api::info::disconnected_param;
-use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
-use crate::api::ParamMapExt;
-use crate::api::OutputKind;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
-use crate::api::{check_input, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, param_map, ParamMap, ParamValue};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{check_input, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
 use ndarray::Array2;
+use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use structdr_numerics::spectral::bottom_nontrivial;
-
-/// Largest N for which KPCA, LE and LLE build their dense N x N matrix (the matrix plus the
-/// eigensolver's copy take 2 x 8 N^2 bytes: 6.4 GB at this limit); larger inputs are rejected with
-/// a clear error instead of running out of memory.
-pub const DENSE_MAX_N: usize = 20_000;
-
-/// Fails for N above [`DENSE_MAX_N`].
-pub(crate) fn check_dense_size(method: &'static str, n: usize) -> Result<()> {
-    if n > DENSE_MAX_N {
-        return Err(MethodError::Input {
-            method,
-            reason: format!("N = {n} samples exceeds the dense-eigensolver limit {DENSE_MAX_N} (it needs 16 N^2 bytes = {:.1} GB); subsample the data", 16.0 * (n as f64).powi(2) / 1e9),
-        });
-    }
-    Ok(())
-}
 
 /// Edge weights of the Laplacian eigenmap graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +75,10 @@ pub fn graph_eigenmap(n: usize, edges: &[(usize, usize, f64)], dim: usize) -> Re
     }
     let (a, s) = structdr_numerics::graphs::laplacian::normalized_from_edges(n, edges).map_err(|i| MethodError::Input {
         method: "le",
-        reason: format!("sample {i} has degree {} in the weighted graph (heat weights underflow: raise t, or use t = 0 for the automatic width)", structdr_numerics::graphs::laplacian::degrees(n, edges)[i]),
+        reason: format!(
+            "sample {i} has degree {} in the weighted graph (heat weights underflow: raise t, or use t = 0 for the automatic width)",
+            structdr_numerics::graphs::laplacian::degrees(n, edges)[i]
+        ),
     })?;
     let (y, values) = bottom_nontrivial(a.view(), dim, Some(&s)).map_err(numerics("le"))?;
     Ok((y, values.into_iter().skip(1).collect()))
@@ -118,7 +105,7 @@ impl Embedder for LaplacianEigenmaps {
         let x = input.x;
         check_input("le", &x, 2)?;
         let n = x.nrows();
-        check_dense_size("le", n)?;
+        crate::api::check_dense_size("le", n)?;
         if self.dim + 1 > n {
             return Err(MethodError::Input { method: "le", reason: format!("dim = {} needs at least dim + 1 = {} samples, got {n}", self.dim, self.dim + 1) });
         }

@@ -17,14 +17,14 @@
 //! eigenproblem with N^2 doubles of memory (M has only O(N k^2) non-zeros).
 
 use crate::api::info::disconnected_param;
-use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
-use crate::api::ParamMapExt;
-use crate::api::OutputKind;
 use crate::api::info::{dim, float, int, MethodInfo};
-use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, param_map, ParamMap, ParamValue};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{check_input, numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::Cholesky;
+use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use structdr_numerics::spectral::bottom_nontrivial;
 
 /// Standard LLE to `dim` dimensions with `k` neighbours.
@@ -65,7 +65,10 @@ pub fn barycenter_weights(x: ArrayView2<f64>, i: usize, nb: &[usize], reg: f64) 
     let w = chol.solve_vec(Array1::ones(m).view()).map_err(numerical("lle"))?;
     let s = w.sum();
     if !(s.is_finite() && s != 0.0) {
-        return Err(MethodError::Input { method: "lle", reason: format!("reconstruction weights of sample {i} do not sum to a finite non-zero value; raise reg") });
+        return Err(MethodError::Input {
+            method: "lle",
+            reason: format!("reconstruction weights of sample {i} do not sum to a finite non-zero value; raise reg"),
+        });
     }
     Ok(w / s)
 }

@@ -1,8 +1,9 @@
-//! The spectral family: closed-form embeddings from an eigendecomposition (identity, PCA, Gaussian
-//! KPCA, Laplacian eigenmaps, LLE).
+//! The spectral family: closed-form embeddings (identity, PCA, Gaussian random projection,
+//! Gaussian KPCA, Laplacian eigenmaps, LLE).
 
 pub mod identity;
 pub mod kpca;
 pub mod le;
 pub mod lle;
 pub mod pca;
+pub mod rproj;

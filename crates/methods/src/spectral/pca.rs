@@ -4,10 +4,12 @@
 //! `Xc^T Xc / (N-1) = V Lambda V^T` (descending), the embedding is `Y = Xc V_d`: the scores on the
 //! first d principal axes. Axis signs are canonicalised (largest |loading| positive).
 
-use crate::api::OutputKind;
 use crate::api::info::{dim, MethodInfo};
+use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, Embedder, FitInput, refuse_init, Fitted, MethodError, Result, check_features, Transform, param_map, ParamMap, ParamValue};
+use crate::api::{
+    check_features, check_input, numerical, param_map, refuse_init, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform,
+};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 use structdr_linalg::Pca as PcaBasis;

@@ -33,21 +33,20 @@
 //! Cost: as MPME ([`super::mpme`]): N(N-1)/2 variables, one Cholesky + `dpotri` per evaluation,
 //! plus O(N^2 * iterations) for the perplexity search and O(sum_c n_c^3) for the embedding.
 
-use super::pair_dual::{edges_above, for_each_pair, log_det_grad, n_pairs};
 use super::pair_dual::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
-use structdr_numerics::optim::Solver;
-use crate::api::ParamMapExt;
-use crate::api::OutputKind;
-use crate::api::info::{choice, dim, float, int, MethodInfo, float_in};
+use super::pair_dual::{edges_above, for_each_pair, log_det_grad, n_pairs};
+use crate::api::info::{choice, dim, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
-use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
-use structdr_numerics::affinities::perplexity_affinities;
 use structdr_linalg::{sq_dists, Cholesky, LinalgError};
+use structdr_numerics::affinities::perplexity_affinities;
+use structdr_numerics::optim::Solver;
 
 /// Relative edge threshold: an edge is kept when `w_ij > EDGE_THRESHOLD * max w`.
 pub const EDGE_THRESHOLD: f64 = 1e-6;
-
 
 /// ESL with parameters `dim` (= m), `lambda` (= lambda_v), `C`, `perplexity`, `max_iter`, `tol`.
 #[derive(Debug, Clone)]
@@ -92,7 +91,6 @@ impl EslObjective {
         let lambda_u = 2.0 * m as f64 / cmax;
         (EslObjective { n, cost, m: m as f64, lambda: lambda_v * lambda_u }, lambda_u)
     }
-
 
     /// `f(w)` and its gradient in `g` (what the solver calls; no `Q^-1` formed).
     pub fn value_and_gradient(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<f64, LinalgError> {
@@ -182,7 +180,10 @@ impl Embedder for Esl {
         check_pair_problem("esl", &x, self.dim, self.max_iter, self.tol)?;
         let n = x.nrows();
         if !(self.lambda_v > 0.0 && self.lambda_v < 1.0) {
-            return Err(MethodError::Input { method: "esl", reason: format!("lambda = {} must be in (0, 1) (it is lambda_v; lambda = lambda_v lambda_u)", self.lambda_v) });
+            return Err(MethodError::Input {
+                method: "esl",
+                reason: format!("lambda = {} must be in (0, 1) (it is lambda_v; lambda = lambda_v lambda_u)", self.lambda_v),
+            });
         }
         if !(self.c > 0.0) {
             return Err(MethodError::Input { method: "esl", reason: format!("C = {} must be > 0 (inf allowed)", self.c) });
@@ -219,7 +220,9 @@ impl Embedder for Esl {
             "{} (m = {}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",
             solver_label(self.solver),
             solver_memory(self.solver),
-            r.iterations, r.evaluations, r.message
+            r.iterations,
+            r.evaluations,
+            r.message
         ));
         fitted.notes.push(format!(
             "KKT residual ||proj grad f||_inf = {pg:.3e} (relative {:.3e}); f = -(m/2) log det(I + 4L) + 2 lambda sum_(i<j) w_ij (1 - pbar_ij) = {f_end:.9e} (eq. 20; history holds f)",
@@ -270,9 +273,9 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use structdr_numerics::optim::projected_gradient_norm;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
+    use structdr_numerics::optim::projected_gradient_norm;
 
     fn blobs(per: usize, seed: u64) -> Array2<f64> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);

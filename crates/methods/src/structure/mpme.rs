@@ -25,15 +25,18 @@
 //! doubles (m = 5: ~64 N^2 bytes, 260 MB at N = 2007), the Fortran L-BFGS-B `(2m + 5) N(N-1)/2`
 //! (m = 10: ~100 N^2 bytes). N is capped at [`PAIR_MAX_N`].
 
-use super::pair_dual::{check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
-use structdr_numerics::optim::Solver;
-use crate::api::ParamMapExt;
-use crate::api::OutputKind;
-use crate::api::info::{choice, dim, float, int, MethodInfo, float_in, positive};
+use super::pair_dual::{
+    check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER,
+    LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES,
+};
+use crate::api::info::{choice, dim, float, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
-use crate::api::{numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, LinalgError};
+use structdr_numerics::optim::Solver;
 
 /// How MPME turns the learned `W` into coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +96,6 @@ impl MpmeObjective {
         let ld = log_det_grad(self.n, w, self.lambda, 1.0, g)?;
         Ok(self.finish(ld, w, g))
     }
-
 
     /// `F` from `log det Q`, turning `g` from `d log det Q / dw` into `dF/dw` (module doc).
     fn finish(&self, ld: f64, w: &[f64], g: &mut [f64]) -> f64 {
@@ -189,7 +191,10 @@ impl Embedder for Mpme {
                 });
                 return Err(MethodError::Input {
                     method: "mpme",
-                    reason: format!("samples {} and {} coincide (phi = 0): with C = inf the dual is unbounded (w_ij -> inf); use a finite C or remove duplicates", pair.0, pair.1),
+                    reason: format!(
+                        "samples {} and {} coincide (phi = 0): with C = inf the dual is unbounded (w_ij -> inf); use a finite C or remove duplicates",
+                        pair.0, pair.1
+                    ),
                 });
             }
         }
@@ -215,13 +220,19 @@ impl Embedder for Mpme {
             "{} (m = {}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",
             solver_label(self.solver),
             solver_memory(self.solver),
-            r.iterations, r.evaluations, r.message
+            r.iterations,
+            r.evaluations,
+            r.message
         ));
         fitted.notes.push(format!(
             "KKT residual ||proj grad F||_inf = {pg:.3e} (relative {:.3e}); F = -(d/2) log det(L + lambda I) + (1/2) sum_(i<j) w_ij phi_ij = {f_end:.9e} (history holds F, minimised; eq. 10 = -F)",
             if pg0 > 0.0 { pg / pg0 } else { 0.0 }
         ));
-        fitted.notes.push(format!("W: {nnz} of {} pairs non-zero ({:.3}%), {at_upper} at the upper bound 4C", n_pairs(n), 100.0 * nnz as f64 / n_pairs(n) as f64));
+        fitted.notes.push(format!(
+            "W: {nnz} of {} pairs non-zero ({:.3}%), {at_upper} at the upper bound 4C",
+            n_pairs(n),
+            100.0 * nnz as f64 / n_pairs(n) as f64
+        ));
         fitted.notes.push(obj.scale_note());
         Ok(fitted)
     }
@@ -263,9 +274,9 @@ pub(crate) fn info() -> MethodInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use structdr_numerics::optim::projected_gradient_norm;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
+    use structdr_numerics::optim::projected_gradient_norm;
 
     fn circle(n: usize, noise: f64, seed: u64) -> Array2<f64> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -349,7 +360,7 @@ mod tests {
                 let fp = obj.value_and_gradient(&wp, &mut g).unwrap();
                 assert!(fp >= r.f - 1e-12 * r.f.abs(), "{solver:?}: {fp} < {}", r.f);
             }
-            assert!(r.x.iter().any(|&v| v == upper) && r.x.iter().any(|&v| v == 0.0), "{solver:?}: both bounds active");
+            assert!(r.x.contains(&upper) && r.x.contains(&0.0), "{solver:?}: both bounds active");
             eprintln!("{solver:?}: {} iterations, {} evaluations, F = {:.15e}, {}", r.iterations, r.evaluations, r.f, r.message);
             found.push(r);
         }

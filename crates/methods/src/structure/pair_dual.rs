@@ -106,7 +106,11 @@ pub fn check_pair_problem(method: &'static str, x: &ArrayView2<f64>, dim: usize,
     if n > PAIR_MAX_N {
         return Err(MethodError::Input {
             method,
-            reason: format!("N = {n} exceeds {PAIR_MAX_N}: the dual has N(N-1)/2 = {} variables (~{:.1} GB of solver workspace); subsample the data", n_pairs(n), 100.0 * (n as f64).powi(2) / 1e9),
+            reason: format!(
+                "N = {n} exceeds {PAIR_MAX_N}: the dual has N(N-1)/2 = {} variables (~{:.1} GB of solver workspace); subsample the data",
+                n_pairs(n),
+                100.0 * (n as f64).powi(2) / 1e9
+            ),
         });
     }
     if dim + 1 > n {

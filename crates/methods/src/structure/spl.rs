@@ -38,15 +38,17 @@
 //! Stopping rule (Algorithm 1 says "until convergence"): stop when
 //! `|f_t - f_{t-1}| <= tol max(1, |f_t|)` after a step, or after `max_iter` steps.
 
-use structdr_numerics::neighbours::{knn, symmetrised_edges};
-use crate::api::ParamMapExt;
-use crate::api::OutputKind;
-use crate::api::info::{dim, float, int, MethodInfo, float_in};
+use crate::api::info::{dim, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
-use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
-use crate::api::{check_input, numerical, numerics, Embedder, FitInput, refuse_init, Fitted, Graph, MethodError, Result, Output, Trace, param_map, ParamMap, ParamValue};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{
+    check_input, numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace,
+};
 use ndarray::{Array2, ArrayView2, Axis};
+use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
 use structdr_linalg::{canonicalize_signs, eigh_top};
+use structdr_numerics::neighbours::{knn, symmetrised_edges};
 
 const NAME: &str = "spl";
 
@@ -147,7 +149,9 @@ impl SplProblem {
         let sym = SymbolicCholesky::analyze(n, &e, Ordering::Auto).map_err(sparse_err)?;
         let nf = n as f64;
         let backend = match backend {
-            Backend::Auto if n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > nf * nf * nf && x.ncols() <= n && n <= crate::api::DENSE_MAX_N => Backend::Dense,
+            Backend::Auto if n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > nf * nf * nf && x.ncols() <= n && n <= crate::api::DENSE_MAX_N => {
+                Backend::Dense
+            }
             Backend::Auto => Backend::Sparse,
             b => b,
         };
@@ -216,7 +220,15 @@ impl SplProblem {
     /// Objective and subgradient (eq. 20) from the per-edge trace `tr(Q^-1 A_ij) =
     /// (Q^-1)_ii + (Q^-1)_jj - 2 (Q^-1)_ij`, `log det Q`, the top-d eigenvalues, `W` and
     /// `Z = Q^-1 Y W`: `df/ds_ij = d/2 tr + gamma^2/8 ||z_i - z_j||^2 - s_ij / C - 2 phi_ij`.
-    fn assemble(&self, s: &[f64], tr: impl Fn(usize, usize, usize) -> f64, log_det: f64, top: Vec<f64>, w: Option<Array2<f64>>, z: Option<Array2<f64>>) -> SplEval {
+    fn assemble(
+        &self,
+        s: &[f64],
+        tr: impl Fn(usize, usize, usize) -> f64,
+        log_det: f64,
+        top: Vec<f64>,
+        w: Option<Array2<f64>>,
+        z: Option<Array2<f64>>,
+    ) -> SplEval {
         let d = self.dim as f64;
         let g2 = self.gamma * self.gamma / 8.0;
         let inv_c = if self.c.is_infinite() { 0.0 } else { 1.0 / self.c };
@@ -405,8 +417,7 @@ impl Embedder for Spl {
             }
         }
         let embedding = prob.embedding(&s, &eval)?;
-        let active: Vec<(usize, usize, f64)> =
-            prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
+        let active: Vec<(usize, usize, f64)> = prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
         let mut f = Fitted::new(Output::Embedding(embedding), Trace::iterative(history, iterations, converged, ""));
         f.notes.push(format!(
             "graph: {} edges (symmetrised {}-NN), {} with s > 0 at the end; backend {:?}; sparse Cholesky of Q: {} ordering, nnz(L) = {} ({} supernodes, {:.3e} flops per factorisation)",
@@ -513,11 +524,7 @@ mod tests {
         let p = y.dot(&w).dot(&w.t()).dot(&y.t()).dot(&qi);
         let r = qi.dot(&(Array2::<f64>::eye(n) * dim as f64 + p * (gamma * gamma / 4.0)));
         let inv_c = if c.is_infinite() { 0.0 } else { 1.0 / c };
-        let grad = edges
-            .iter()
-            .zip(s)
-            .map(|(&(i, j, phi), &v)| 0.5 * (r[[i, i]] + r[[j, j]] - r[[i, j]] - r[[j, i]]) - inv_c * v - 2.0 * phi)
-            .collect();
+        let grad = edges.iter().zip(s).map(|(&(i, j, phi), &v)| 0.5 * (r[[i, i]] + r[[j, j]] - r[[i, j]] - r[[j, i]]) - inv_c * v - 2.0 * phi).collect();
         // the full symmetric sums of (17)
         let mut sphi = 0.0;
         let mut ss = 0.0;
@@ -552,7 +559,16 @@ mod tests {
         active
     }
 
-    fn run_against_dense(x: &Array2<f64>, edges: &[(usize, usize, f64)], y: &Array2<f64>, dim: usize, gamma: f64, c: f64, iters: usize, backend: Backend) -> usize {
+    fn run_against_dense(
+        x: &Array2<f64>,
+        edges: &[(usize, usize, f64)],
+        y: &Array2<f64>,
+        dim: usize,
+        gamma: f64,
+        c: f64,
+        iters: usize,
+        backend: Backend,
+    ) -> usize {
         let prob = SplProblem::with_backend(x.view(), edges, dim, gamma, c, backend).unwrap();
         assert_eq!(prob.backend(), backend);
         let (mut s_sp, mut s_de) = (vec![0.0; edges.len()], vec![0.0; edges.len()]);
@@ -571,7 +587,7 @@ mod tests {
                 let zs = ev.qinv_yw.as_ref().unwrap();
                 for col in 0..dim {
                     let sg = zs.column(col).dot(&z.column(col)).signum();
-                    let d = (&zs.column(col) * sg - &z.column(col)).mapv(f64::abs).fold(0.0f64, |a, &b| a.max(b));
+                    let d = (&zs.column(col) * sg - z.column(col)).mapv(f64::abs).fold(0.0f64, |a, &b| a.max(b));
                     assert!(d < 1e-9 * z.column(col).mapv(f64::abs).fold(1.0f64, |a, &b| a.max(b)), "t = {t}: Q^-1 Y W column {col} differs by {d:e}");
                 }
             }
@@ -582,7 +598,12 @@ mod tests {
             active = s_sp.iter().filter(|&&v| v > 0.0).count();
         }
         assert!(active > 0, "the test must exercise non-zero S");
-        eprintln!("{backend:?}: N = {}, D = {}, gamma = {gamma}, C = {c}: worst relative deviation from the dense reference {worst:.2e}, {active}/{} active edges", x.nrows(), x.ncols(), edges.len());
+        eprintln!(
+            "{backend:?}: N = {}, D = {}, gamma = {gamma}, C = {c}: worst relative deviation from the dense reference {worst:.2e}, {active}/{} active edges",
+            x.nrows(),
+            x.ncols(),
+            edges.len()
+        );
         active
     }
 

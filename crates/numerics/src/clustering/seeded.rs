@@ -26,13 +26,13 @@
 //! iteration at worst (BLAS-3 speed), O(N |candidates| D) once the centres settle; memory
 //! O(block x K + K D + N |candidates|).
 
+use crate::dist::exact_sq_dist as sqd;
+use crate::neighbours::{NearCentres, DEFAULT_MARGIN};
 use crate::{check_samples, NumericsError, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
-use crate::dist::exact_sq_dist as sqd;
-use crate::neighbours::{NearCentres, DEFAULT_MARGIN};
 
 /// The result of [`kmeans`].
 #[derive(Debug, Clone, PartialEq)]
@@ -179,10 +179,7 @@ pub fn lloyd_from(x: ArrayView2<f64>, init: Array2<f64>, max_iter: usize) -> KMe
                 centres.row_mut(c).assign(&(&sums.row(c) * inv));
             } else {
                 // Re-seed an empty cluster at the sample farthest from its centre.
-                let far = (0..n)
-                    .filter(|&i| !used[i])
-                    .fold((usize::MAX, -1.0f64), |b, i| if dist[i] > b.1 { (i, dist[i]) } else { b })
-                    .0;
+                let far = (0..n).filter(|&i| !used[i]).fold((usize::MAX, -1.0f64), |b, i| if dist[i] > b.1 { (i, dist[i]) } else { b }).0;
                 used[far] = true;
                 dist[far] = 0.0;
                 centres.row_mut(c).assign(&x.row(far));

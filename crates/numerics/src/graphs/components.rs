@@ -131,4 +131,3 @@ pub fn connect_components(x: ArrayView2<f64>, labels: &[usize], count: usize) ->
     added.sort_unstable_by_key(|e| (e.0, e.1));
     added
 }
-

@@ -81,7 +81,6 @@ pub fn of_dense(w: ArrayView2<f64>) -> Array2<f64> {
     l
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

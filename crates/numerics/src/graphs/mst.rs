@@ -62,7 +62,6 @@ pub fn mst_sq_euclidean(points: ArrayView2<f64>) -> Vec<(usize, usize, f64)> {
     })
 }
 
-
 /// Minimum spanning tree of the complete graph with edge costs `sq_dists[[i, j]]` (K x K,
 /// symmetric; only the upper triangle `i < j` is read): the tree `T` minimising
 /// `sum_{(i,j) in T} sq_dists[[i, j]]` (004 eq. 12 / 20) by [`mst_prim`] (O(K^2), deterministic
@@ -76,4 +75,3 @@ pub fn minimum_spanning_tree(sq_dists: ArrayView2<f64>) -> Vec<(usize, usize, f6
     edges.sort_unstable_by_key(|e| (e.0, e.1));
     edges
 }
-

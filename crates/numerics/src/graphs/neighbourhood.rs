@@ -83,4 +83,3 @@ pub fn neighbourhood_graph(x: ArrayView2<f64>, k: usize, policy: Disconnected) -
     }
     Ok(NeighbourGraph { knn, edges, joins, sizes_before })
 }
-

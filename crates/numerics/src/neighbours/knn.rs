@@ -103,10 +103,7 @@ pub fn knn(x: ArrayView2<f64>, k: usize) -> Result<Knn> {
         indices.extend(i);
         sq.extend(d);
     }
-    Ok(Knn {
-        indices: Array2::from_shape_vec((n, k), indices).expect("n*k"),
-        sq_dists: Array2::from_shape_vec((n, k), sq).expect("n*k"),
-    })
+    Ok(Knn { indices: Array2::from_shape_vec((n, k), indices).expect("n*k"), sq_dists: Array2::from_shape_vec((n, k), sq).expect("n*k") })
 }
 
 /// The symmetrised ("or") K-NN graph as sorted, duplicate-free edges `(i, j, ||x_i - x_j||^2)`
@@ -120,4 +117,3 @@ pub fn symmetrised_edges(knn: &Knn) -> Vec<(usize, usize, f64)> {
     edges.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
     edges
 }
-

@@ -134,7 +134,18 @@ fn group_centres(c: ArrayView2<f64>) -> Vec<u32> {
 /// entries (ascending index, exact squared distances), the minimum, groups opened and distances
 /// computed.
 #[allow(clippy::too_many_arguments)]
-fn row_pass(xi: &[f64], cv: &ArrayView2<f64>, cand: &mut Vec<u32>, lower: &mut [f64], drift: &[f64], group_of: &[u32], members: &[Vec<u32>], extra: f64, margin: f64, scratch: &mut Scratch) -> Option<(Vec<(u32, f64)>, f64, usize, usize)> {
+fn row_pass(
+    xi: &[f64],
+    cv: &ArrayView2<f64>,
+    cand: &mut Vec<u32>,
+    lower: &mut [f64],
+    drift: &[f64],
+    group_of: &[u32],
+    members: &[Vec<u32>],
+    extra: f64,
+    margin: f64,
+    scratch: &mut Scratch,
+) -> Option<(Vec<(u32, f64)>, f64, usize, usize)> {
     for (l, dg) in lower.iter_mut().zip(drift) {
         *l -= dg;
     }
@@ -201,7 +212,15 @@ struct Scratch {
 impl NearCentres {
     /// State for N rows with the given relative margin (`>= 0`).
     pub fn new(n: usize, margin: f64) -> NearCentres {
-        NearCentres { margin: margin.max(0.0), cand: vec![Vec::new(); n], lower: Vec::new(), group_of: Vec::new(), members: Vec::new(), prev: None, stats: NearStats::default() }
+        NearCentres {
+            margin: margin.max(0.0),
+            cand: vec![Vec::new(); n],
+            lower: Vec::new(),
+            group_of: Vec::new(),
+            members: Vec::new(),
+            prev: None,
+            stats: NearStats::default(),
+        }
     }
 
     /// Work done so far.
@@ -240,7 +259,9 @@ impl NearCentres {
                 .par_iter_mut()
                 .zip(self.lower.par_chunks_mut(g))
                 .enumerate()
-                .map_init(Scratch::default, |scratch, (i, (cand, lower))| row_pass(row_slice(&xv, i), &cv, cand, lower, &drift, group_of, members, extra, margin, scratch))
+                .map_init(Scratch::default, |scratch, (i, (cand, lower))| {
+                    row_pass(row_slice(&xv, i), &cv, cand, lower, &drift, group_of, members, extra, margin, scratch)
+                })
                 .collect();
             let todo: Vec<usize> = (0..n).filter(|&i| out[i].is_none()).collect();
             let mut fresh = self.refresh_rows(&xv, &cv, extra, &todo).into_iter();

@@ -153,7 +153,7 @@ where
             acc_x.copy_from_slice(&x);
             acc_g.copy_from_slice(&g);
             acc_f = fx;
-            if history.len() - 1 >= opts.max_iter {
+            if history.len() > opts.max_iter {
                 converged = false;
                 message = format!("STOP: {} iterations (max_iter)", history.len() - 1);
                 break;
@@ -182,4 +182,3 @@ where
         history,
     })
 }
-

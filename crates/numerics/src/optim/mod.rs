@@ -101,7 +101,14 @@ pub enum BoundedError {
     Shape(String),
     /// A bound is NaN, `lower > upper`, `lower = +inf` or `upper = -inf`.
     #[error("bounded minimisation: invalid bounds at index {index}: [{lower}, {upper}]")]
-    Bounds { index: usize, lower: f64, upper: f64 },
+    Bounds {
+        /// 0-based index of the coordinate with the invalid bounds.
+        index: usize,
+        /// The lower bound given for that coordinate.
+        lower: f64,
+        /// The upper bound given for that coordinate.
+        upper: f64,
+    },
     /// The starting point or an option is invalid.
     #[error("bounded minimisation: {0}")]
     Invalid(String),
@@ -130,11 +137,7 @@ where
 
 /// `||proj g||_inf` with `proj g_i = clamp(x_i - g_i, l_i, u_i) - x_i` (infinite bounds allowed).
 pub fn projected_gradient_norm(x: &[f64], g: &[f64], lower: &[f64], upper: &[f64]) -> f64 {
-    x.iter()
-        .zip(g)
-        .zip(lower.iter().zip(upper))
-        .map(|((&xi, &gi), (&l, &u))| ((xi - gi).max(l).min(u) - xi).abs())
-        .fold(0.0, f64::max)
+    x.iter().zip(g).zip(lower.iter().zip(upper)).map(|((&xi, &gi), (&l, &u))| ((xi - gi).max(l).min(u) - xi).abs()).fold(0.0, f64::max)
 }
 
 /// Checks shared by both solvers: lengths, bounds (`l <= u`, no NaN, `l < +inf`, `u > -inf`),

@@ -267,50 +267,48 @@ fn direction(w: &mut Work, mem: &Memory) -> (f64, bool) {
     // H g_F = gamma g_F + S p + Y q on F; d_F = -(H g_F), d_B = -gamma g_B
     let (g, binding) = (&w.g, &w.binding);
     let slots: Vec<usize> = used.iter().map(|&j| mem.order[j]).collect();
-    let parts: Vec<f64> = w
-        .d
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .map(|(c, dc)| {
-            let o = c * CHUNK;
-            for (j, dj) in dc.iter_mut().enumerate() {
-                *dj = -gamma * g[o + j];
-            }
-            let mut gtd = 0.0;
-            for i in free_in_chunk(binding, c) {
-                let mut h = gamma * g[i];
-                for (jj, &slot) in slots.iter().enumerate() {
-                    h += p[jj] * mem.s[slot][i] + q[jj] * mem.y[slot][i];
+    let parts: Vec<f64> =
+        w.d.par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(c, dc)| {
+                let o = c * CHUNK;
+                for (j, dj) in dc.iter_mut().enumerate() {
+                    *dj = -gamma * g[o + j];
                 }
-                dc[i - o] = -h;
-                gtd -= g[i] * h;
-            }
-            gtd
-        })
-        .collect();
+                let mut gtd = 0.0;
+                for i in free_in_chunk(binding, c) {
+                    let mut h = gamma * g[i];
+                    for (jj, &slot) in slots.iter().enumerate() {
+                        h += p[jj] * mem.s[slot][i] + q[jj] * mem.y[slot][i];
+                    }
+                    dc[i - o] = -h;
+                    gtd -= g[i] * h;
+                }
+                gtd
+            })
+            .collect();
     (parts.iter().sum(), !slots.is_empty())
 }
 
 /// `xt = P(x + a d)`; returns `(g^T (xt - x), max |xt - x|)`.
 fn trial_point(w: &mut Work, lower: &[f64], upper: &[f64], a: f64) -> (f64, f64) {
     let (x, g, d) = (&w.x, &w.g, &w.d);
-    let parts: Vec<(f64, f64)> = w
-        .xt
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .map(|(c, xc)| {
-            let o = c * CHUNK;
-            let (mut slope, mut moved) = (0.0, 0.0f64);
-            for (j, xj) in xc.iter_mut().enumerate() {
-                let i = o + j;
-                *xj = (x[i] + a * d[i]).max(lower[i]).min(upper[i]);
-                let step = *xj - x[i];
-                slope += g[i] * step;
-                moved = moved.max(step.abs());
-            }
-            (slope, moved)
-        })
-        .collect();
+    let parts: Vec<(f64, f64)> =
+        w.xt.par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(c, xc)| {
+                let o = c * CHUNK;
+                let (mut slope, mut moved) = (0.0, 0.0f64);
+                for (j, xj) in xc.iter_mut().enumerate() {
+                    let i = o + j;
+                    *xj = (x[i] + a * d[i]).max(lower[i]).min(upper[i]);
+                    let step = *xj - x[i];
+                    slope += g[i] * step;
+                    moved = moved.max(step.abs());
+                }
+                (slope, moved)
+            })
+            .collect();
     parts.iter().fold((0.0, 0.0), |(s, m), &(ps, pm)| (s + ps, m.max(pm)))
 }
 

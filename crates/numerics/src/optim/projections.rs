@@ -64,4 +64,3 @@ pub fn project_capped_simplex(mu: ArrayView1<f64>, b: f64) -> Array1<f64> {
     let tau = if tau >= lo && tau <= hi { tau } else { mid };
     mu.mapv(|x| (x - tau).clamp(0.0, 1.0))
 }
-

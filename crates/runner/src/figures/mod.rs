@@ -14,9 +14,16 @@ use std::path::{Path, PathBuf};
 
 /// One figure per data set with the first two coordinates of every method's best cell
 /// (`figures.best_embeddings`); the fits come from the fit cache (computed into it when absent).
-pub fn draw_best_embeddings(plan: &spec::Plan, prepared: &[Prepared], best: &[Best], metric: &str, out_dir: &Path, fits: &FitStore) -> anyhow::Result<Vec<PathBuf>> {
+pub fn draw_best_embeddings(
+    plan: &spec::Plan,
+    prepared: &[Prepared],
+    best: &[Best],
+    metric: &str,
+    out_dir: &Path,
+    fits: &FitStore,
+) -> anyhow::Result<Vec<PathBuf>> {
     let mut figures = Vec::new();
-        for (di, p) in prepared.iter().enumerate() {
+    for (di, p) in prepared.iter().enumerate() {
         let mut panels = Vec::new();
         for b in best.iter().filter(|b| b.dataset == di) {
             let Some(r) = &b.record else { continue };
@@ -24,20 +31,37 @@ pub fn draw_best_embeddings(plan: &spec::Plan, prepared: &[Prepared], best: &[Be
             let Ok(f) = fits.get_or_fit(&r.key, &p.data) else { continue };
             let Ok(y) = exec::scored_coordinates(&f, &r.key, &p.data) else { continue };
             let points: Vec<(f64, f64)> = (0..y.nrows()).map(|i| (y[[i, 0]], if y.ncols() > 1 { y[[i, 1]] } else { 0.0 })).collect();
-            let score = b.value(&metric).map(|v| format!(": {v:.4}")).unwrap_or_default();
+            let score = b.value(metric).map(|v| format!(": {v:.4}")).unwrap_or_default();
             // Only the parameters the grid varies, so titles stay short.
             let cells = &plan.methods[b.method].cells;
-            let params: Vec<String> = r.key.params.iter().filter(|(k, _)| cells.iter().any(|c| c.get(*k) != cells[0].get(*k))).map(|(k, v)| format!("{k}={v}")).collect();
+            let params: Vec<String> =
+                r.key.params.iter().filter(|(k, _)| cells.iter().any(|c| c.get(*k) != cells[0].get(*k))).map(|(k, v)| format!("{k}={v}")).collect();
             let params = if params.is_empty() { String::new() } else { format!(" ({})", params.join(", ")) };
             // Colour by the labels the metrics score; unlabelled sets by the manifold coordinate.
             let colouring = auto_colouring(&p.data);
-            panels.push(render::Panel { title: format!("{}{}{}", plan.methods[b.method].label, params, score), points, edges: vec![], centres: vec![], colouring });
+            panels.push(render::Panel {
+                title: format!("{}{}{}", plan.methods[b.method].label, params, score),
+                points,
+                edges: vec![],
+                centres: vec![],
+                colouring,
+            });
         }
         if panels.is_empty() {
             continue;
         }
         let stem = out_dir.join(format!("embedding_{}", crate::sanitize(&p.label)));
-        let title = format!("{}: best cell of each method by {metric}, first two coordinates, coloured by {}", p.label, if p.data.labels.is_some() { "label" } else if p.data.t.is_some() { "position along the manifold" } else { "nothing" });
+        let title = format!(
+            "{}: best cell of each method by {metric}, first two coordinates, coloured by {}",
+            p.label,
+            if p.data.labels.is_some() {
+                "label"
+            } else if p.data.t.is_some() {
+                "position along the manifold"
+            } else {
+                "nothing"
+            }
+        );
         let (png, svg) = render::write_figure(&stem, &title, &panels, None).map_err(|e| anyhow::anyhow!("figure {}: {e}", stem.display()))?;
         figures.push(png);
         figures.push(svg);
@@ -73,8 +97,12 @@ fn colouring_of(by: spec::ColourBy, data: &structdr_datasets::Dataset, fit: &str
     Ok(match by {
         ColourBy::Auto => auto_colouring(data),
         ColourBy::Label => render::Colouring::Labels(data.labels.clone().ok_or("colour = \"label\": the data set has no labels")?),
-        ColourBy::Manifold => render::Colouring::Continuous(data.t.clone().ok_or("colour = \"manifold\": the data set has no manifold coordinate (synthetic sets only)")?),
-        ColourBy::Components => render::Colouring::Labels(fit.components.as_ref().ok_or("colour = \"components\": the method returns no connected components")?.iter().map(|&c| c as i64).collect()),
+        ColourBy::Manifold => {
+            render::Colouring::Continuous(data.t.clone().ok_or("colour = \"manifold\": the data set has no manifold coordinate (synthetic sets only)")?)
+        }
+        ColourBy::Components => render::Colouring::Labels(
+            fit.components.as_ref().ok_or("colour = \"components\": the method returns no connected components")?.iter().map(|&c| c as i64).collect(),
+        ),
         ColourBy::Pc1 => {
             let pca = structdr_linalg::Pca::fit(data.x.view()).map_err(|e| format!("colour = \"pc1\": PCA of the data: {e}"))?;
             render::Colouring::Continuous(pca.transform(data.x.view(), 1).column(0).to_vec())
@@ -163,7 +191,19 @@ fn figure_section(name: &str, title: &str, rows: &[PanelRow], extra: &[String]) 
     let cell = |s: &str| s.replace('|', "\\|");
     let mut md = format!("\n## `{name}`: {}\n\n| panel | method | parameters | N | graph W | components | iterations | converged | fit s | shows |\n|---|---|---|---|---|---|---|---|---|---|\n", cell(title));
     for r in rows {
-        md += &format!("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |\n", cell(&r.title), r.method, cell(&r.params), r.n, r.graph, r.components, r.iterations, r.converged, r.seconds, cell(&r.result));
+        md += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |\n",
+            cell(&r.title),
+            r.method,
+            cell(&r.params),
+            r.n,
+            r.graph,
+            r.components,
+            r.iterations,
+            r.converged,
+            r.seconds,
+            cell(&r.result)
+        );
     }
     md += "\nFit notes:\n\n";
     for r in rows {
@@ -226,7 +266,11 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
             match def.kind {
                 FigureKind::Embedding | FigureKind::Graph => {
                     let colouring = colouring_of(def.colour, data, f).map_err(fail)?;
-                    let edges: Vec<(usize, usize)> = if def.kind == FigureKind::Graph { drawn.as_ref().map(|g| g.edges.iter().map(|&(i, j, _)| (i, j)).collect()).unwrap_or_default() } else { vec![] };
+                    let edges: Vec<(usize, usize)> = if def.kind == FigureKind::Graph {
+                        drawn.as_ref().map(|g| g.edges.iter().map(|&(i, j, _)| (i, j)).collect()).unwrap_or_default()
+                    } else {
+                        vec![]
+                    };
                     let (mut points, centres) = match (f.centres(), def.kind) {
                         // Centres in the input space are drawn over the data, latent ones over the embedding.
                         (Some(c), FigureKind::Graph) if c.ncols() == data.x.ncols() => plane(&data.x, Some(c)),
@@ -250,7 +294,13 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                 FigureKind::Convergence => {
                     let points = f.trace.history.iter().enumerate().map(|(i, &v)| ((i + 1) as f64, v)).collect();
                     result = if f.trace.history.is_empty() { "closed form: no iterations".into() } else { format!("{} iterations", f.trace.history.len()) };
-                    lines.push(render::LinePanel { title: format!("{} ({result})", p.title), points, x_label: "iteration".into(), y_label: "objective".into(), stems: false });
+                    lines.push(render::LinePanel {
+                        title: format!("{} ({result})", p.title),
+                        points,
+                        x_label: "iteration".into(),
+                        y_label: "objective".into(),
+                        stems: false,
+                    });
                 }
                 FigureKind::Adjacency => {
                     let n = f.centres().map(|c| c.nrows()).unwrap_or(coords.nrows());
@@ -258,8 +308,17 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                     // position of every vertex in the drawn order (stable sorts)
                     let key: Option<Vec<f64>> = match def.order {
                         VertexOrder::Sample => None,
-                        VertexOrder::Manifold => Some(data.t.clone().ok_or_else(|| fail("order = \"manifold\": the data set has no manifold coordinate".into()))?),
-                        VertexOrder::Label => Some(data.labels.as_ref().ok_or_else(|| fail("order = \"label\": the data set has no labels".into()))?.iter().map(|&l| l as f64).collect()),
+                        VertexOrder::Manifold => {
+                            Some(data.t.clone().ok_or_else(|| fail("order = \"manifold\": the data set has no manifold coordinate".into()))?)
+                        }
+                        VertexOrder::Label => Some(
+                            data.labels
+                                .as_ref()
+                                .ok_or_else(|| fail("order = \"label\": the data set has no labels".into()))?
+                                .iter()
+                                .map(|&l| l as f64)
+                                .collect(),
+                        ),
                         // by component, then along the first embedding coordinate within it
                         VertexOrder::Component => {
                             let comps = f.components.as_ref().ok_or_else(|| fail("order = \"component\": the method returns no components".into()))?;
@@ -296,7 +355,13 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                     let support = w.iter().filter(|&&v| v > 0.0).count();
                     result = format!("{}; other {} sum to {rest:.2e}; support {support} of {}", top.join(", "), w.len().saturating_sub(2), w.len());
                     let points = w.iter().enumerate().map(|(r, &v)| ((r + 1) as f64, v)).collect();
-                    lines.push(render::LinePanel { title: format!("{}: {}", p.title, top.join(", ")), points, x_label: "feature".into(), y_label: "weight".into(), stems: true });
+                    lines.push(render::LinePanel {
+                        title: format!("{}: {}", p.title, top.join(", ")),
+                        points,
+                        x_label: "feature".into(),
+                        y_label: "weight".into(),
+                        stems: true,
+                    });
                 }
                 FigureKind::Contingency => {
                     let comps = f.components.as_ref().ok_or_else(|| fail("kind = \"contingency\": the method returns no connected components".into()))?;
@@ -309,11 +374,26 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                         let size: usize = row.iter().sum();
                         cells.extend(row.iter().enumerate().filter(|(_, &v)| v > 0).map(|(l, &v)| (c, l, v as f64 / size as f64)));
                     }
-                    heat.push(render::HeatmapPanel { title: format!("{}: {k} components, {exact} of {} labels exact", p.title, u.len()), rows: k, cols: u.len(), cells, x_label: "label (sorted)".into(), y_label: "component".into() });
+                    heat.push(render::HeatmapPanel {
+                        title: format!("{}: {k} components, {exact} of {} labels exact", p.title, u.len()),
+                        rows: k,
+                        cols: u.len(),
+                        cells,
+                        x_label: "label (sorted)".into(),
+                        y_label: "component".into(),
+                    });
                     // the table itself, for the summary
-                    let mut t = format!("| component | size | {} |\n|---|---|{}\n", u.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" | "), "---|".repeat(u.len()));
+                    let mut t = format!(
+                        "| component | size | {} |\n|---|---|{}\n",
+                        u.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" | "),
+                        "---|".repeat(u.len())
+                    );
                     for (c, row) in counts.iter().enumerate() {
-                        t += &format!("| {c} | {} | {} |\n", row.iter().sum::<usize>(), row.iter().map(|v| if *v == 0 { String::new() } else { v.to_string() }).collect::<Vec<_>>().join(" | "));
+                        t += &format!(
+                            "| {c} | {} | {} |\n",
+                            row.iter().sum::<usize>(),
+                            row.iter().map(|v| if *v == 0 { String::new() } else { v.to_string() }).collect::<Vec<_>>().join(" | ")
+                        );
                     }
                     extra.push(format!("Components against labels, panel \"{}\" (counts):\n\n{t}", p.title));
                 }
@@ -351,4 +431,3 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
     written.push(path);
     Ok(written)
 }
-

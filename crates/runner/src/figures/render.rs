@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 /// One panel: a title and an N x >=2 embedding (first two columns are drawn).
 pub struct Panel {
+    /// Caption above the panel.
     pub title: String,
+    /// Position `(x, y)` of every point (e.g. an embedding's first two coordinates).
     pub points: Vec<(f64, f64)>,
     /// Optional graph edges (drawn under the points) between `points`, or between `centres`
     /// when those are given.
@@ -43,7 +45,11 @@ fn tick(v: &f64) -> String {
         format!("{v:.1e}")
     } else {
         let s = format!("{:.*}", (3 - a.log10().floor() as i64).max(0) as usize, v);
-        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
     }
 }
 
@@ -156,9 +162,7 @@ where
             .y_label_formatter(&tick)
             .draw()
             .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(panel.points.iter().zip(&colours).map(|(&(x, y), c)| Circle::new((x, y), 2, c.filled())))
-            .map_err(|e| e.to_string())?;
+        chart.draw_series(panel.points.iter().zip(&colours).map(|(&(x, y), c)| Circle::new((x, y), 2, c.filled()))).map_err(|e| e.to_string())?;
         // Large graphs: thin edges and no vertex dots, so the coloured points stay visible.
         let large = vertices.len() > 300;
         let edge_style = if panel.centres.is_empty() || large { BLACK.mix(0.7).stroke_width(1) } else { BLACK.stroke_width(2) };
@@ -197,9 +201,13 @@ pub fn write_figure(stem: &Path, title: &str, panels: &[Panel], columns_per_row:
 /// A line panel: `(x, y)` series (e.g. objective against iteration), or stems from 0 to every
 /// value (e.g. one weight per feature).
 pub struct LinePanel {
+    /// Caption above the panel.
     pub title: String,
+    /// The `(x, y)` points of the series, in drawing order; non-finite `y` values are skipped.
     pub points: Vec<(f64, f64)>,
+    /// Label of the x axis (e.g. "iteration" or "feature").
     pub x_label: String,
+    /// Label of the y axis (e.g. "objective" or "weight").
     pub y_label: String,
     /// Draw a stem from `y = 0` to each point (non-zero values also get a dot) instead of a line.
     pub stems: bool,
@@ -215,7 +223,11 @@ where
         let x1 = xs.fold(1.0f64, f64::max);
         let finite: Vec<f64> = ys.iter().cloned().filter(|v| v.is_finite()).collect();
         // An empty or non-finite series gets a unit range (plotters loops on NaN ranges).
-        let (mut lo, mut hi) = if finite.is_empty() { (0.0, 1.0) } else { (finite.iter().cloned().fold(f64::INFINITY, f64::min), finite.iter().cloned().fold(f64::NEG_INFINITY, f64::max)) };
+        let (mut lo, mut hi) = if finite.is_empty() {
+            (0.0, 1.0)
+        } else {
+            (finite.iter().cloned().fold(f64::INFINITY, f64::min), finite.iter().cloned().fold(f64::NEG_INFINITY, f64::max))
+        };
         if panel.stems {
             (lo, hi) = (lo.min(0.0), hi.max(0.0));
         }
@@ -251,7 +263,11 @@ where
                 text.push("all zero".into());
             }
             chart
-                .draw_series(text.iter().enumerate().map(|(k, t)| Text::new(t.clone(), (0.55 * x1, hi + 0.05 * w - (0.08 * k as f64 + 0.04) * (w * 1.1)), ("sans-serif", 12))))
+                .draw_series(
+                    text.iter()
+                        .enumerate()
+                        .map(|(k, t)| Text::new(t.clone(), (0.55 * x1, hi + 0.05 * w - (0.08 * k as f64 + 0.04) * (w * 1.1)), ("sans-serif", 12))),
+                )
                 .map_err(|e| e.to_string())?;
         } else {
             chart.draw_series(LineSeries::new(pts.iter().cloned(), PALETTE[0].stroke_width(2))).map_err(|e| e.to_string())?;
@@ -273,11 +289,17 @@ pub fn write_lines(stem: &Path, title: &str, panels: &[LinePanel], columns_per_r
 /// A heat-map panel: a `rows` x `cols` matrix given by its non-zero cells `(row, col, value)`,
 /// value in `[0, 1]` drawn from white (0) to black (1). Adjacency matrices are 0/1 heat maps.
 pub struct HeatmapPanel {
+    /// Caption above the panel.
     pub title: String,
+    /// Number of matrix rows (drawn top to bottom).
     pub rows: usize,
+    /// Number of matrix columns (drawn left to right).
     pub cols: usize,
+    /// Non-zero cells `(row, col, value)`, value in `[0, 1]`; cells with value <= 0 are not drawn.
     pub cells: Vec<(usize, usize, f64)>,
+    /// Label of the x axis (columns); empty for none.
     pub x_label: String,
+    /// Label of the y axis (rows); empty for none.
     pub y_label: String,
 }
 
@@ -318,7 +340,13 @@ where
             RGBColor(g, g, g)
         };
         chart
-            .draw_series(panel.cells.iter().filter(|c| c.2 > 0.0).map(|&(i, j, v)| Rectangle::new([(j as f64, i as f64), (j as f64 + 1.0, i as f64 + 1.0)], shade(v).filled())))
+            .draw_series(
+                panel
+                    .cells
+                    .iter()
+                    .filter(|c| c.2 > 0.0)
+                    .map(|&(i, j, v)| Rectangle::new([(j as f64, i as f64), (j as f64 + 1.0, i as f64 + 1.0)], shade(v).filled())),
+            )
             .map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())

@@ -49,17 +49,27 @@
 //!   centres are the rows `floor(seq(1, N, length.out = K))` refined by k-means with at most K
 //!   iterations (Lloyd here, Hartigan-Wong in R). See `docs/parity/ddrtree.md`.
 
-use structdr_numerics::graphs::RootedTree;
-use crate::api::params::{ParamMapExt, ParamError};
-use crate::api::OutputKind;
-use crate::api::info::{choice, dim, float, int, MethodInfo, auto, float_in, positive};
+use crate::api::info::{auto, choice, dim, float_in, int, positive, MethodInfo};
+use crate::api::params::ParamMapExt;
 use crate::api::params::{closed, open};
-use crate::api::{check_input, numerical, numerics, Embedder, Fitted, MethodError, Result, FitInput, Init, PrincipalGraph, Output, Trace, param_map, ParamMap, ParamValue, AUTO};
+use crate::api::OutputKind;
+use crate::api::{
+    check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Init, MethodError, Output, ParamMap, ParamValue, PrincipalGraph, Result, Trace,
+    AUTO,
+};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use structdr_linalg::{canonicalize_signs, eigh, eigh_top, SpdFactor};
+use structdr_numerics::graphs::RootedTree;
+
+mod assign;
+mod eigen;
+
+use assign::{sq, Assign, ROW_BLOCK};
+use eigen::top_eigvecs_dense;
+pub use eigen::top_eigvecs_subspace;
 
 /// Largest D for which `Y^T Q Y` is formed (D x D) and diagonalised by LAPACK; above it the
 /// top-d eigenvectors come from a matrix-free subspace iteration (with [`EigenSolver::Auto`]).
@@ -147,6 +157,8 @@ impl DdrTree {
     }
 
     /// DDRTree with K from Monocle's rule (or a given count), otherwise as [`DdrTree::drtree`].
+    // Named after the registry entry it builds (`ddrtree`), beside `DdrTree::drtree`.
+    #[allow(clippy::self_named_constructors)]
     pub fn ddrtree(dim: usize, centres: Centres) -> DdrTree {
         DdrTree { centres, ..DdrTree::drtree(dim) }
     }
@@ -211,322 +223,7 @@ pub fn monocle_ncenter(n: usize) -> usize {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Soft assignments (sparse rows, or dense when most entries survive)
-
-/// Row-stochastic soft assignments, CSR or dense.
-#[derive(Debug, Clone)]
-pub(crate) enum Assign {
-    Sparse { n: usize, k: usize, indptr: Vec<usize>, idx: Vec<u32>, val: Vec<f64> },
-    Dense(Array2<f64>),
-}
-
-const ROW_BLOCK: usize = 256;
-
-impl Assign {
-    /// Eq. (32) with the row minimum subtracted; entries with `exp(-t) < threshold` dropped.
-    fn compute(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, threshold: f64) -> Assign {
-        let (n, k) = (z.nrows(), c.nrows());
-        let t_max = if threshold > 0.0 { -threshold.ln() } else { 746.0 };
-        let dim = z.ncols();
-        let (zb, cb) = (z.as_standard_layout(), c.as_standard_layout());
-        let (zs, cs) = (zb.as_slice().expect("standard"), cb.as_slice().expect("standard"));
-        let nblocks = n.div_ceil(ROW_BLOCK);
-        let blocks: Vec<(Vec<usize>, Vec<u32>, Vec<f64>)> = (0..nblocks)
-            .into_par_iter()
-            .map(|b| {
-                let (lo, hi) = (b * ROW_BLOCK, ((b + 1) * ROW_BLOCK).min(n));
-                let mut counts = Vec::with_capacity(hi - lo);
-                let mut idx = Vec::new();
-                let mut val = Vec::new();
-                let mut d = vec![0.0; k];
-                for i in lo..hi {
-                    let zi = &zs[i * dim..(i + 1) * dim];
-                    let mut dmin = f64::INFINITY;
-                    for (dk, ck) in d.iter_mut().zip(cs.chunks_exact(dim)) {
-                        *dk = zi.iter().zip(ck).map(|(a, b)| (a - b) * (a - b)).sum();
-                        dmin = dmin.min(*dk);
-                    }
-                    let start = val.len();
-                    let mut sum = 0.0;
-                    for (kk, &dk) in d.iter().enumerate() {
-                        let t = (dk - dmin) / sigma;
-                        if t <= t_max {
-                            let e = (-t).exp();
-                            if e > 0.0 {
-                                idx.push(kk as u32);
-                                val.push(e);
-                                sum += e;
-                            }
-                        }
-                    }
-                    for v in &mut val[start..] {
-                        *v /= sum;
-                    }
-                    counts.push(val.len() - start);
-                }
-                (counts, idx, val)
-            })
-            .collect();
-        let nnz: usize = blocks.iter().map(|b| b.2.len()).sum();
-        if nnz as f64 > 0.1 * n as f64 * k as f64 {
-            let mut dense = Array2::zeros((n, k));
-            let mut i = 0;
-            for (counts, idx, val) in blocks {
-                let mut p = 0;
-                for cnt in counts {
-                    for q in p..p + cnt {
-                        dense[[i, idx[q] as usize]] = val[q];
-                    }
-                    p += cnt;
-                    i += 1;
-                }
-            }
-            return Assign::Dense(dense);
-        }
-        let mut indptr = Vec::with_capacity(n + 1);
-        indptr.push(0);
-        let mut idx = Vec::with_capacity(nnz);
-        let mut val = Vec::with_capacity(nnz);
-        for (counts, bi, bv) in blocks {
-            for cnt in counts {
-                let last = *indptr.last().unwrap();
-                indptr.push(last + cnt);
-            }
-            idx.extend(bi);
-            val.extend(bv);
-        }
-        Assign::Sparse { n, k, indptr, idx, val }
-    }
-
-    fn n(&self) -> usize {
-        match self {
-            Assign::Sparse { n, .. } => *n,
-            Assign::Dense(d) => d.nrows(),
-        }
-    }
-    fn k(&self) -> usize {
-        match self {
-            Assign::Sparse { k, .. } => *k,
-            Assign::Dense(d) => d.ncols(),
-        }
-    }
-    fn nnz(&self) -> usize {
-        match self {
-            Assign::Sparse { val, .. } => val.len(),
-            Assign::Dense(d) => d.iter().filter(|v| **v != 0.0).count(),
-        }
-    }
-
-    /// Calls `f(i, k, r_ik)` for every stored entry, rows in order.
-    fn for_each(&self, mut f: impl FnMut(usize, usize, f64)) {
-        match self {
-            Assign::Sparse { n, indptr, idx, val, .. } => {
-                for i in 0..*n {
-                    for p in indptr[i]..indptr[i + 1] {
-                        f(i, idx[p] as usize, val[p]);
-                    }
-                }
-            }
-            Assign::Dense(d) => {
-                for ((i, k), &v) in d.indexed_iter() {
-                    if v != 0.0 {
-                        f(i, k, v);
-                    }
-                }
-            }
-        }
-    }
-
-    /// `Gamma = 1^T R` (column sums).
-    fn col_sums(&self) -> Vec<f64> {
-        let mut g = vec![0.0; self.k()];
-        match self {
-            Assign::Dense(d) => {
-                for (k, col) in d.columns().into_iter().enumerate() {
-                    g[k] = col.sum();
-                }
-            }
-            _ => self.for_each(|_, k, v| g[k] += v),
-        }
-        g
-    }
-
-    /// `R^T X` (K x cols).
-    fn rt_mul(&self, x: ArrayView2<f64>) -> Array2<f64> {
-        match self {
-            Assign::Dense(d) => d.t().dot(&x),
-            _ => {
-                let mut out = Array2::zeros((self.k(), x.ncols()));
-                self.for_each(|i, k, v| out.row_mut(k).scaled_add(v, &x.row(i)));
-                out
-            }
-        }
-    }
-
-    /// `R X` (N x cols) for X with K rows.
-    fn mul(&self, x: ArrayView2<f64>) -> Array2<f64> {
-        match self {
-            Assign::Dense(d) => d.dot(&x),
-            Assign::Sparse { n, indptr, idx, val, .. } => {
-                let mut out = Array2::zeros((*n, x.ncols()));
-                out.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut row)| {
-                    for p in indptr[i]..indptr[i + 1] {
-                        row.scaled_add(val[p], &x.row(idx[p] as usize));
-                    }
-                });
-                out
-            }
-        }
-    }
-
-    /// `m -= R^T R`, scattering sparse rows when cheaper than a GEMM.
-    fn sub_rtr(&self, m: &mut Array2<f64>) {
-        match self {
-            Assign::Dense(d) => {
-                let rtr = d.t().dot(d);
-                *m -= &rtr;
-            }
-            Assign::Sparse { n, k, indptr, idx, val } => {
-                let cost: f64 = (0..*n).map(|i| ((indptr[i + 1] - indptr[i]) as f64).powi(2)).sum();
-                if cost * 50.0 > 2.0 * (*n as f64) * (*k as f64).powi(2) {
-                    let rtr = {
-                        let d = self.to_dense();
-                        d.t().dot(&d)
-                    };
-                    *m -= &rtr;
-                    return;
-                }
-                for i in 0..*n {
-                    let (a, b) = (indptr[i], indptr[i + 1]);
-                    for p in a..b {
-                        let (kp, vp) = (idx[p] as usize, val[p]);
-                        for q in a..b {
-                            m[[kp, idx[q] as usize]] -= vp * val[q];
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn to_dense(&self) -> Array2<f64> {
-        match self {
-            Assign::Dense(d) => d.clone(),
-            _ => {
-                let mut d = Array2::zeros((self.n(), self.k()));
-                self.for_each(|i, k, v| d[[i, k]] = v);
-                d
-            }
-        }
-    }
-
-    /// `(sum r_ik ||z_i - c_k||^2, sum r_ik ln r_ik)` over the stored entries.
-    fn terms(&self, z: ArrayView2<f64>, c: ArrayView2<f64>) -> (f64, f64) {
-        let (mut rd, mut rlr) = (0.0, 0.0);
-        self.for_each(|i, k, v| {
-            rd += v * sq(z.row(i), c.row(k));
-            rlr += v * v.ln();
-        });
-        (rd, rlr)
-    }
-
-    /// Argmax per row (ties: lowest index).
-    fn labels(&self) -> Vec<usize> {
-        let n = self.n();
-        let mut best = vec![(f64::NEG_INFINITY, usize::MAX); n];
-        self.for_each(|i, k, v| {
-            if v > best[i].0 {
-                best[i] = (v, k);
-            }
-        });
-        best.into_iter().map(|b| b.1).collect()
-    }
-}
-
-#[inline]
-fn sq(a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
-    a.iter().zip(b.iter()).map(|(u, v)| (u - v) * (u - v)).sum()
-}
-
-
-// ---------------------------------------------------------------------------------------------
-// Top-d eigenvectors: dense or matrix-free subspace iteration
-
-/// Top-`d` eigenvectors (n x d, descending eigenvalues, signs canonicalised) of the symmetric PSD
-/// operator `apply` on R^n by block subspace iteration with Rayleigh-Ritz: block size
-/// `b = min(n, d + 10)`, start from `warm` (padded with fixed-seed random columns), stop when every
-/// wanted Ritz pair has residual `||A v - theta v|| <= 1e-10 theta_1`, at most 3000 sweeps.
-pub fn top_eigvecs_subspace(n: usize, d: usize, apply: impl Fn(ArrayView2<f64>) -> Array2<f64>, warm: Option<ArrayView2<f64>>) -> Array2<f64> {
-    let b = n.min(d + 10);
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x7375_6273_7061_6365);
-    let mut v = Array2::from_shape_fn((n, b), |_| rng.gen_range(-1.0..1.0));
-    if let Some(w) = warm {
-        let c = w.ncols().min(b);
-        v.slice_mut(s![.., ..c]).assign(&w.slice(s![.., ..c]));
-    }
-    orthonormalise(&mut v);
-    let mut best = v.slice(s![.., ..d]).to_owned();
-    for _ in 0..3000 {
-        let u = apply(v.view());
-        let mut h = v.t().dot(&u);
-        let ht = h.t().to_owned();
-        h = (&h + &ht) * 0.5;
-        let e = eigh(h.view()).expect("finite Rayleigh quotient");
-        // descending order
-        let mut s_desc = e.vectors.clone();
-        s_desc.invert_axis(Axis(1));
-        let theta: Vec<f64> = e.values.iter().rev().copied().collect();
-        let ritz = v.dot(&s_desc);
-        let us = u.dot(&s_desc);
-        let scale = theta[0].abs().max(f64::MIN_POSITIVE);
-        let mut ok = true;
-        for j in 0..d {
-            let r = &us.column(j) - &(&ritz.column(j) * theta[j]);
-            if r.dot(&r).sqrt() > 1e-10 * scale {
-                ok = false;
-                break;
-            }
-        }
-        best = ritz.slice(s![.., ..d]).to_owned();
-        if ok {
-            break;
-        }
-        v = us;
-        orthonormalise(&mut v);
-    }
-    canonicalize_signs(&mut best);
-    best
-}
-
-/// Modified Gram-Schmidt, twice; columns that vanish are replaced by unit vectors.
-fn orthonormalise(v: &mut Array2<f64>) {
-    let (n, b) = v.dim();
-    for _pass in 0..2 {
-        for j in 0..b {
-            for i in 0..j {
-                let p = v.column(i).dot(&v.column(j));
-                let ci = v.column(i).to_owned();
-                v.column_mut(j).scaled_add(-p, &ci);
-            }
-            let nrm = v.column(j).dot(&v.column(j)).sqrt();
-            if nrm > 1e-300 {
-                v.column_mut(j).mapv_inplace(|x| x / nrm);
-            } else {
-                v.column_mut(j).fill(0.0);
-                v[[j % n, j]] = 1.0;
-            }
-        }
-    }
-}
-
-fn top_eigvecs_dense(g: ArrayView2<f64>, d: usize) -> Result<Array2<f64>> {
-    let e = eigh_top(g, d).map_err(numerical(METHOD))?;
-    Ok(e.vectors)
-}
-
-// ---------------------------------------------------------------------------------------------
 // k-means
-
 
 /// R's `seq(1, N, length.out = K)` truncated to 0-based row indices (R DDRTree's k-means start).
 pub fn r_seq_rows(n: usize, k: usize) -> Vec<usize> {
@@ -660,20 +357,27 @@ impl DdrTree {
                 for a in 0..k {
                     for b in 0..a {
                         if c.row(a) == c.row(b) {
-                            return Err(input_err(format!("initial centres are not distinct (rows {} and {} of Z coincide), as R's kmeans would report", rows[b] + 1, rows[a] + 1)));
+                            return Err(input_err(format!(
+                                "initial centres are not distinct (rows {} and {} of Z coincide), as R's kmeans would report",
+                                rows[b] + 1,
+                                rows[a] + 1
+                            )));
                         }
                     }
                 }
                 structdr_numerics::clustering::lloyd_from(z0.view(), c, k).centres
             }
-            None => {
-                structdr_numerics::clustering::kmeans(z0.view(), k, seed, 300).map_err(numerics(METHOD))?.centres
-            }
+            None => structdr_numerics::clustering::kmeans(z0.view(), k, seed, 300).map_err(numerics(METHOD))?.centres,
         };
         if self.centres == Centres::Monocle {
             notes.push(format!("ncenter from Monocle's rule: K = {k} (N = {n})"));
         }
-        notes.push(format!("K = {k}, lambda = {lambda}, sigma = {}, gamma = {}, reference = {}", self.sigma, self.gamma, if rmode { "r-ddrtree" } else { "paper" }));
+        notes.push(format!(
+            "K = {k}, lambda = {lambda}, sigma = {}, gamma = {}, reference = {}",
+            self.sigma,
+            self.gamma,
+            if rmode { "r-ddrtree" } else { "paper" }
+        ));
 
         let mut st = State { w: w0, z: z0, c: c0 };
         let mut history = Vec::new();
@@ -717,25 +421,10 @@ impl DdrTree {
         let final_objective = self.objective(y.view(), &st, &last_tree, &assign, lambda);
         notes.push(format!("largest density of R over the iterations: {max_density:.3e} (drop threshold {:e})", self.r_threshold));
         let mut tree: Vec<(usize, usize, f64)> = last_tree.iter().map(|&(u, v, w2)| (u.min(v), u.max(v), w2.sqrt())).collect();
-        tree.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        tree.sort_by_key(|a| (a.0, a.1));
         let labels = assign.labels();
         let r = if self.keep_r || n * k <= KEEP_R_MAX_ENTRIES { Some(assign.to_dense()) } else { None };
-        Ok(DdrTreeFit {
-            z: st.z,
-            w: st.w,
-            centres: st.c,
-            tree,
-            r,
-            labels,
-            history,
-            stop_history,
-            iterations,
-            converged,
-            final_objective,
-            mean,
-            lambda,
-            notes,
-        })
+        Ok(DdrTreeFit { z: st.z, w: st.w, centres: st.c, tree, r, labels, history, stop_history, iterations, converged, final_objective, mean, lambda, notes })
     }
 
     /// One exact (W, Z, C) update given the tree and the assignments (Prop. 5).
@@ -817,11 +506,7 @@ impl DdrTree {
             let top = eigh_top(g.view(), 1).map_err(numerical(METHOD))?.values[0].max(0.0);
             top * top // (||E||_2^2)^2
         } else {
-            let v = if dense {
-                top_eigvecs_dense(e.t().dot(&e).view(), d)?
-            } else {
-                top_eigvecs_subspace(dd, d, |v| e.t().dot(&e.dot(&v)), None)
-            };
+            let v = if dense { top_eigvecs_dense(e.t().dot(&e).view(), d)? } else { top_eigvecs_subspace(dd, d, |v| e.t().dot(&e.dot(&v)), None) };
             // right singular vectors of R's X - W Z (D x N) = left singular vectors of E (N x d)
             let u = e.dot(&v);
             let mut mx = 0.0f64;
@@ -843,7 +528,17 @@ impl DdrTree {
 /// `||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik ln r_ik]`
 /// (`0 ln 0 = 0`). `Y` as the fit sees it (centred in the paper mode).
 #[allow(clippy::too_many_arguments)]
-pub fn objective(y: ArrayView2<f64>, z: ArrayView2<f64>, w: ArrayView2<f64>, c: ArrayView2<f64>, tree: &[(usize, usize, f64)], r: ArrayView2<f64>, lambda: f64, gamma: f64, sigma: f64) -> f64 {
+pub fn objective(
+    y: ArrayView2<f64>,
+    z: ArrayView2<f64>,
+    w: ArrayView2<f64>,
+    c: ArrayView2<f64>,
+    tree: &[(usize, usize, f64)],
+    r: ArrayView2<f64>,
+    lambda: f64,
+    gamma: f64,
+    sigma: f64,
+) -> f64 {
     let st = State { w: w.to_owned(), z: z.to_owned(), c: c.to_owned() };
     let m = DdrTree { lambda: Some(lambda), gamma, sigma, ..DdrTree::drtree(w.ncols()) };
     m.objective(y, &st, tree, &Assign::Dense(r.to_owned()), lambda)
@@ -858,7 +553,13 @@ impl DdrTree {
     /// The closed-form block update of Prop. 5 for a given tree and dense `R`: returns `(W, Z, C)`.
     /// `y` as the fit sees it (centred in the paper mode); `c_prev` is kept for centres that do not
     /// enter the objective (lambda = 0 and an empty column of R). Lambda `None` = 5 N.
-    pub fn closed_form(&self, y: ArrayView2<f64>, tree: &[(usize, usize, f64)], r: ArrayView2<f64>, c_prev: ArrayView2<f64>) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
+    pub fn closed_form(
+        &self,
+        y: ArrayView2<f64>,
+        tree: &[(usize, usize, f64)],
+        r: ArrayView2<f64>,
+        c_prev: ArrayView2<f64>,
+    ) -> Result<(Array2<f64>, Array2<f64>, Array2<f64>)> {
         let lambda = self.lambda.unwrap_or(5.0 * y.nrows() as f64);
         let yty = y.t().dot(&y);
         let dense = match self.eigen_solver {
@@ -909,7 +610,11 @@ impl Embedder for DdrTree {
     /// Accepts an initial value: [`Init::Embedding`] sets the initial latent points Z (N x d),
     /// [`Init::Centres`] the initial centres (K x d), as [`DdrTree::fit_with_init`].
     fn info(&self) -> MethodInfo {
-        if self.centres == Centres::All { info_drtree() } else { info_ddrtree() }
+        if self.centres == Centres::All {
+            info_drtree()
+        } else {
+            info_ddrtree()
+        }
     }
     fn params(&self) -> ParamMap {
         let mut p = param_map([
@@ -960,7 +665,7 @@ fn common_params() -> Vec<crate::api::ParamSchema> {
         positive("gamma", 10.0, "weight gamma > 0 of the soft k-means term gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik]"),
         int("max_iter", 1, 20, "maximum number of alternating iterations"),
         float_in("tol", closed(0.0), open(f64::INFINITY), 1e-3, "stop when |f_t - f_{t-1}| < tol |f_{t-1}| (f: the paper's objective, or R DDRTree's with reference = r-ddrtree)"),
-        choice("init", &["pca"], "pca", "initial W and Z: PCA (centred in the paper mode, of X X^T uncentred with r-ddrtree); the Rust API DdrTree::fit_with_init takes a user-given Z and centres"),
+        choice("init", &["pca"], "pca", "initial W and Z: PCA (centred in the paper mode, of X X^T uncentred with r-ddrtree); a fit input may instead carry an initial Z (Init::Embedding) or initial centres (Init::Centres)"),
         choice(
             "reference",
             &["paper", "r-ddrtree"],
@@ -1043,7 +748,6 @@ mod tests {
         // seq(1, 7, length.out = 3) = 1 4 7 ; seq(1, 8, length.out = 3) = 1 4.5 8 -> 1 4 8
         assert_eq!(r_seq_rows(8, 3), vec![0, 3, 7]);
     }
-
 
     #[test]
     fn spd_factor_solves() {

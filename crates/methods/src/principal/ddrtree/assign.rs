@@ -1,0 +1,239 @@
+//! DDRTree's soft assignments of latent points to centres (eq. 32): row-stochastic, sparse rows
+//! (entries below a threshold dropped) or dense when most entries survive.
+
+use super::*;
+
+/// Row-stochastic soft assignments, CSR or dense.
+#[derive(Debug, Clone)]
+pub(super) enum Assign {
+    Sparse { n: usize, k: usize, indptr: Vec<usize>, idx: Vec<u32>, val: Vec<f64> },
+    Dense(Array2<f64>),
+}
+
+pub(super) const ROW_BLOCK: usize = 256;
+
+impl Assign {
+    /// Eq. (32) with the row minimum subtracted; entries with `exp(-t) < threshold` dropped.
+    pub(super) fn compute(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, threshold: f64) -> Assign {
+        let (n, k) = (z.nrows(), c.nrows());
+        let t_max = if threshold > 0.0 { -threshold.ln() } else { 746.0 };
+        let dim = z.ncols();
+        let (zb, cb) = (z.as_standard_layout(), c.as_standard_layout());
+        let (zs, cs) = (zb.as_slice().expect("standard"), cb.as_slice().expect("standard"));
+        let nblocks = n.div_ceil(ROW_BLOCK);
+        let blocks: Vec<(Vec<usize>, Vec<u32>, Vec<f64>)> = (0..nblocks)
+            .into_par_iter()
+            .map(|b| {
+                let (lo, hi) = (b * ROW_BLOCK, ((b + 1) * ROW_BLOCK).min(n));
+                let mut counts = Vec::with_capacity(hi - lo);
+                let mut idx = Vec::new();
+                let mut val = Vec::new();
+                let mut d = vec![0.0; k];
+                for i in lo..hi {
+                    let zi = &zs[i * dim..(i + 1) * dim];
+                    let mut dmin = f64::INFINITY;
+                    for (dk, ck) in d.iter_mut().zip(cs.chunks_exact(dim)) {
+                        *dk = zi.iter().zip(ck).map(|(a, b)| (a - b) * (a - b)).sum();
+                        dmin = dmin.min(*dk);
+                    }
+                    let start = val.len();
+                    let mut sum = 0.0;
+                    for (kk, &dk) in d.iter().enumerate() {
+                        let t = (dk - dmin) / sigma;
+                        if t <= t_max {
+                            let e = (-t).exp();
+                            if e > 0.0 {
+                                idx.push(kk as u32);
+                                val.push(e);
+                                sum += e;
+                            }
+                        }
+                    }
+                    for v in &mut val[start..] {
+                        *v /= sum;
+                    }
+                    counts.push(val.len() - start);
+                }
+                (counts, idx, val)
+            })
+            .collect();
+        let nnz: usize = blocks.iter().map(|b| b.2.len()).sum();
+        if nnz as f64 > 0.1 * n as f64 * k as f64 {
+            let mut dense = Array2::zeros((n, k));
+            let mut i = 0;
+            for (counts, idx, val) in blocks {
+                let mut p = 0;
+                for cnt in counts {
+                    for q in p..p + cnt {
+                        dense[[i, idx[q] as usize]] = val[q];
+                    }
+                    p += cnt;
+                    i += 1;
+                }
+            }
+            return Assign::Dense(dense);
+        }
+        let mut indptr = Vec::with_capacity(n + 1);
+        indptr.push(0);
+        let mut idx = Vec::with_capacity(nnz);
+        let mut val = Vec::with_capacity(nnz);
+        for (counts, bi, bv) in blocks {
+            for cnt in counts {
+                let last = *indptr.last().unwrap();
+                indptr.push(last + cnt);
+            }
+            idx.extend(bi);
+            val.extend(bv);
+        }
+        Assign::Sparse { n, k, indptr, idx, val }
+    }
+
+    pub(super) fn n(&self) -> usize {
+        match self {
+            Assign::Sparse { n, .. } => *n,
+            Assign::Dense(d) => d.nrows(),
+        }
+    }
+    pub(super) fn k(&self) -> usize {
+        match self {
+            Assign::Sparse { k, .. } => *k,
+            Assign::Dense(d) => d.ncols(),
+        }
+    }
+    pub(super) fn nnz(&self) -> usize {
+        match self {
+            Assign::Sparse { val, .. } => val.len(),
+            Assign::Dense(d) => d.iter().filter(|v| **v != 0.0).count(),
+        }
+    }
+
+    /// Calls `f(i, k, r_ik)` for every stored entry, rows in order.
+    pub(super) fn for_each(&self, mut f: impl FnMut(usize, usize, f64)) {
+        match self {
+            Assign::Sparse { n, indptr, idx, val, .. } => {
+                for i in 0..*n {
+                    for p in indptr[i]..indptr[i + 1] {
+                        f(i, idx[p] as usize, val[p]);
+                    }
+                }
+            }
+            Assign::Dense(d) => {
+                for ((i, k), &v) in d.indexed_iter() {
+                    if v != 0.0 {
+                        f(i, k, v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `Gamma = 1^T R` (column sums).
+    pub(super) fn col_sums(&self) -> Vec<f64> {
+        let mut g = vec![0.0; self.k()];
+        match self {
+            Assign::Dense(d) => {
+                for (k, col) in d.columns().into_iter().enumerate() {
+                    g[k] = col.sum();
+                }
+            }
+            _ => self.for_each(|_, k, v| g[k] += v),
+        }
+        g
+    }
+
+    /// `R^T X` (K x cols).
+    pub(super) fn rt_mul(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Assign::Dense(d) => d.t().dot(&x),
+            _ => {
+                let mut out = Array2::zeros((self.k(), x.ncols()));
+                self.for_each(|i, k, v| out.row_mut(k).scaled_add(v, &x.row(i)));
+                out
+            }
+        }
+    }
+
+    /// `R X` (N x cols) for X with K rows.
+    pub(super) fn mul(&self, x: ArrayView2<f64>) -> Array2<f64> {
+        match self {
+            Assign::Dense(d) => d.dot(&x),
+            Assign::Sparse { n, indptr, idx, val, .. } => {
+                let mut out = Array2::zeros((*n, x.ncols()));
+                out.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut row)| {
+                    for p in indptr[i]..indptr[i + 1] {
+                        row.scaled_add(val[p], &x.row(idx[p] as usize));
+                    }
+                });
+                out
+            }
+        }
+    }
+
+    /// `m -= R^T R`, scattering sparse rows when cheaper than a GEMM.
+    pub(super) fn sub_rtr(&self, m: &mut Array2<f64>) {
+        match self {
+            Assign::Dense(d) => {
+                let rtr = d.t().dot(d);
+                *m -= &rtr;
+            }
+            Assign::Sparse { n, k, indptr, idx, val } => {
+                let cost: f64 = (0..*n).map(|i| ((indptr[i + 1] - indptr[i]) as f64).powi(2)).sum();
+                if cost * 50.0 > 2.0 * (*n as f64) * (*k as f64).powi(2) {
+                    let rtr = {
+                        let d = self.to_dense();
+                        d.t().dot(&d)
+                    };
+                    *m -= &rtr;
+                    return;
+                }
+                for i in 0..*n {
+                    let (a, b) = (indptr[i], indptr[i + 1]);
+                    for p in a..b {
+                        let (kp, vp) = (idx[p] as usize, val[p]);
+                        for q in a..b {
+                            m[[kp, idx[q] as usize]] -= vp * val[q];
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn to_dense(&self) -> Array2<f64> {
+        match self {
+            Assign::Dense(d) => d.clone(),
+            _ => {
+                let mut d = Array2::zeros((self.n(), self.k()));
+                self.for_each(|i, k, v| d[[i, k]] = v);
+                d
+            }
+        }
+    }
+
+    /// `(sum r_ik ||z_i - c_k||^2, sum r_ik ln r_ik)` over the stored entries.
+    pub(super) fn terms(&self, z: ArrayView2<f64>, c: ArrayView2<f64>) -> (f64, f64) {
+        let (mut rd, mut rlr) = (0.0, 0.0);
+        self.for_each(|i, k, v| {
+            rd += v * sq(z.row(i), c.row(k));
+            rlr += v * v.ln();
+        });
+        (rd, rlr)
+    }
+
+    /// Argmax per row (ties: lowest index).
+    pub(super) fn labels(&self) -> Vec<usize> {
+        let n = self.n();
+        let mut best = vec![(f64::NEG_INFINITY, usize::MAX); n];
+        self.for_each(|i, k, v| {
+            if v > best[i].0 {
+                best[i] = (v, k);
+            }
+        });
+        best.into_iter().map(|b| b.1).collect()
+    }
+}
+
+#[inline]
+pub(super) fn sq(a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
+    a.iter().zip(b.iter()).map(|(u, v)| (u - v) * (u - v)).sum()
+}
