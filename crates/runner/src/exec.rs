@@ -6,7 +6,7 @@ use crate::data::Prepared;
 use crate::plan::{cell_seed, fit_key, Cell, Selection, Shard};
 use crate::progress::Progress;
 use crate::spec::{Plan, Protocol};
-use crate::store::{code_version, CellKey, Record, Status, Store};
+use crate::store::{code_version, CellKey, FitStore, Record, Status, Store};
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -169,7 +169,13 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
 /// Errors when a record cannot be written or an unversioned one cannot be adopted (every cell
 /// still runs; the error names each path that failed), so a run never reports cells it did not
 /// keep.
-pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> anyhow::Result<(Vec<(Cell, Option<Record>)>, RunSummary)> {
+pub fn run(
+    plan: &Plan,
+    data: &[Prepared],
+    store: &Store,
+    fits: Option<&FitStore>,
+    opts: &RunOptions,
+) -> anyhow::Result<(Vec<(Cell, Option<Record>)>, RunSummary)> {
     let all = crate::plan::cells(plan, data);
     let mut summary = RunSummary { total: all.len(), ..Default::default() };
     let mut results: Vec<(Cell, Option<Record>)> = Vec::with_capacity(all.len());
@@ -233,6 +239,10 @@ pub fn run(plan: &Plan, data: &[Prepared], store: &Store, opts: &RunOptions) -> 
             let t0 = Instant::now();
             let fitted = fit_cell(&first.key, &data_arc[first.dataset].data);
             let fit_seconds = t0.elapsed().as_secs_f64();
+            // Figures of this spec will draw these fits: keep them in the fit cache.
+            if let (Some(fits), Ok(f)) = (fits, &fitted) {
+                fits.put(&first.key, f, fit_seconds);
+            }
             let mut out = Vec::with_capacity(members.len());
             for &i in members {
                 let cell = &results[i].0;

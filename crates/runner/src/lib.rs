@@ -52,12 +52,14 @@ pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<Ru
         eprintln!("spec {} ({}): {} data sets x {} methods", plan.spec.id, plan.path.display(), plan.spec.datasets.len(), plan.methods.len());
     }
     let prepared = data::prepare(plan, opts.quiet)?;
-    let (results, summary) = exec::run(plan, &prepared, &store, opts)?;
+    // The fit cache: figures draw from it; when the spec draws the best cells' embeddings, the
+    // cells keep their fits there as they run.
+    let fits = store::FitStore::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the fit cache in {}: {e}", out_dir.display()))?;
+    let (results, summary) = exec::run(plan, &prepared, &store, plan.spec.figures.best_embeddings.then_some(&fits), opts)?;
     let metric = plan.select_metric();
     let best = report::select(plan, prepared.len(), &results, &metric);
     let tables =
         if plan.methods.is_empty() { None } else { Some(report::write_tables(plan, &prepared, &best, &summary, &plan.table_stem(&opts.results_root))?) };
-    let fits = store::FitStore::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the fit cache in {}: {e}", out_dir.display()))?;
     let mut figures = Vec::new();
     if plan.spec.figures.best_embeddings {
         figures.extend(figures::draw_best_embeddings(plan, &prepared, &best, &metric, &out_dir, &fits)?);

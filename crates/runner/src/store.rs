@@ -412,10 +412,16 @@ impl FitStore {
         let t0 = std::time::Instant::now();
         let f = crate::exec::fit_cell(key, data)?;
         let seconds = t0.elapsed().as_secs_f64();
-        if let Ok(text) = serde_json::to_string(&StoredFit::new(&crate::plan::fit_key(key), &f, seconds)) {
+        self.put(key, &f, seconds);
+        Ok((f, seconds))
+    }
+
+    /// Stores the fit of `key` (made in `seconds`). Best effort: the cache only saves refits, so a
+    /// fit that cannot be stored (non-finite history values, an unwritable directory) is skipped.
+    pub fn put(&self, key: &CellKey, fitted: &Fitted, seconds: f64) {
+        if let Ok(text) = serde_json::to_string(&StoredFit::new(&crate::plan::fit_key(key), fitted, seconds)) {
             let _ = crate::atomic_write(&self.path(key), text.as_bytes());
         }
-        Ok((f, seconds))
     }
 
     /// [`FitStore::get_or_fit_timed`] without the time.

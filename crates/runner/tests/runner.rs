@@ -126,6 +126,27 @@ fn shards_cover_every_cell_once() {
     }
 }
 
+/// With `figures.best_embeddings`, every computed cell keeps its fit in the fit cache and the
+/// figures draw from it: nothing is refitted outside the cache.
+#[test]
+fn best_embedding_figures_draw_the_cells_own_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_in(dir.path(), &SPEC.replace("[reference]", "[figures]\nbest_embeddings = true\n\n[reference]"));
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!(out.summary.computed, 8);
+    let out_dir = plan.output_dir(dir.path());
+    assert_eq!(std::fs::read_dir(out_dir.join("fits")).unwrap().count(), 8, "one cached fit per cell");
+    // one figure (PNG + SVG) per data set
+    assert_eq!(out.figures.iter().filter(|f| f.to_string_lossy().contains("embedding_")).count(), 4);
+    let store = structdr::store::FitStore::open_in(&out_dir).unwrap();
+    for b in &out.best {
+        let r = b.record.as_ref().unwrap();
+        let (cached, _) = store.get(&r.key).expect("the best cell's fit is cached");
+        let fresh = structdr_linalg::blas::with_threads(1, || structdr::exec::fit_cell(&r.key, &out.prepared[b.dataset].data)).unwrap();
+        assert_eq!(cached.embedding().unwrap(), fresh.embedding().unwrap());
+    }
+}
+
 #[test]
 fn filters_compute_only_the_named_data_sets_and_methods() {
     let dir = tempfile::tempdir().unwrap();

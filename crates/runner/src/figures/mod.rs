@@ -28,7 +28,8 @@ pub fn draw_best_embeddings(
         for b in best.iter().filter(|b| b.dataset == di) {
             let Some(r) = &b.record else { continue };
             // Deterministic: refitting the selected cell reproduces its embedding bit for bit.
-            let Ok(f) = fits.get_or_fit(&r.key, &p.data) else { continue };
+            // BLAS single-threaded, as in the cell, so a refit reproduces the cell's fit bit for bit.
+            let Ok(f) = structdr_linalg::blas::with_threads(1, || fits.get_or_fit(&r.key, &p.data)) else { continue };
             let Ok(y) = exec::scored_coordinates(&f, &r.key, &p.data) else { continue };
             let points: Vec<(f64, f64)> = (0..y.nrows()).map(|i| (y[[i, 0]], if y.ncols() > 1 { y[[i, 1]] } else { 0.0 })).collect();
             let score = b.value(metric).map(|v| format!(": {v:.4}")).unwrap_or_default();
