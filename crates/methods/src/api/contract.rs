@@ -297,7 +297,8 @@ impl Fitted {
 ///
 /// Implement [`Embedder::info`], [`Embedder::params`] and [`Embedder::fit_checked`]; callers use
 /// [`Embedder::fit_with`] (or [`Embedder::fit`] for data and seed only), which checks the
-/// instance's parameters against its registry entry's schema first. So the schema is the one
+/// instance's parameters against its registry entry's schema first (and refuses an initial value
+/// the entry does not accept). So the schema is the one
 /// declaration of every parameter's type and range, however the instance was made (from a spec,
 /// the CLI, or a struct literal in Rust); `fit_checked` only adds checks that depend on the data
 /// (e.g. `dim < N`). The seed drives every random choice: the same seed, input and parameters give
@@ -313,8 +314,14 @@ pub trait Embedder: Send + Sync {
     /// Fits on the input; the parameters have passed the schema.
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted>;
     /// Checks the parameters against the schema, then fits on the input.
+    /// Also refuses an initial value when the entry says `accepts_init = false`, so methods never
+    /// check that themselves.
     fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
-        self.info().check(&self.params())?;
+        let info = self.info();
+        info.check(&self.params())?;
+        if input.init.is_some() && !info.accepts_init {
+            return Err(MethodError::Input { method: info.name, reason: "this method takes no initial value".into() });
+        }
         self.fit_checked(input)
     }
     /// Fits on `x` (N x D, samples in rows) with `seed`, no labels and no initial value.
@@ -326,12 +333,4 @@ pub trait Embedder: Send + Sync {
 /// A parameter map from `(name, value)` pairs (for [`Embedder::params`]).
 pub fn param_map<const N: usize>(pairs: [(&str, ParamValue); N]) -> ParamMap {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
-
-/// Refuses an initial value (for methods whose registry entry says `accepts_init = false`).
-pub fn refuse_init(method: &'static str, input: &FitInput) -> Result<()> {
-    match input.init {
-        Some(_) => Err(MethodError::Input { method, reason: "this method takes no initial value".into() }),
-        None => Ok(()),
-    }
 }

@@ -12,7 +12,7 @@ pub mod contract;
 pub mod info;
 pub mod params;
 
-pub use contract::{param_map, refuse_init, Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
+pub use contract::{param_map, Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
 pub use info::MethodInfo;
 pub use params::{ParamError, ParamKind, ParamMap, ParamMapExt, ParamSchema, ParamValue, Stage, AUTO, DIM_ENERGY};
 

@@ -53,9 +53,7 @@ use crate::api::info::{auto, choice, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{
-    check_input, numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, MethodError, Output, ParamMap, ParamValue, Result, Trace, AUTO,
-};
+use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, MethodError, Output, ParamMap, ParamValue, Result, Trace, AUTO};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::{sq_dists, Cholesky};
@@ -654,7 +652,6 @@ impl Embedder for Rpg {
         p
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let (x, seed) = (input.x, input.seed);
         let g = self.fit_graph(x, seed)?;
         let k = g.centres.nrows();

@@ -58,7 +58,7 @@ use crate::api::info::{float, int, positive, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
 use crate::api::{
-    check_input, numerical, param_map, refuse_init, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace,
+    check_input, numerical, param_map, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace,
 };
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use structdr_linalg::eigh;
@@ -369,7 +369,6 @@ impl Embedder for Fsl {
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
         let sol = self.solve(x)?;
         let rank = rank_features(sol.theta.view(), sol.grad_theta.view());

@@ -19,9 +19,7 @@
 use crate::api::info::{dim, float, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{
-    check_features, check_input, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform,
-};
+use crate::api::{check_features, check_input, numerics, param_map, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform};
 use ndarray::{ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -125,16 +123,12 @@ impl Embedder for KernelPca {
         param_map([("dim", ParamValue::Int(self.dim as i64)), ("bandwidth", ParamValue::Float(self.bandwidth))])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("kpca", &x, 2)?;
         let n = x.nrows();
         crate::api::check_dense_size("kpca", n)?;
         if self.dim >= n {
             return Err(MethodError::Input { method: "kpca", reason: format!("dim = {} must be < N = {n}", self.dim) });
-        }
-        if !(self.bandwidth > 0.0 && self.bandwidth.is_finite()) {
-            return Err(MethodError::Input { method: "kpca", reason: format!("bandwidth = {} must be finite and > 0", self.bandwidth) });
         }
         let mean = x.mean_axis(Axis(0)).expect("n > 0");
         let xc = &x - &mean.view().insert_axis(Axis(0));

@@ -24,7 +24,7 @@ use crate::api::info::disconnected_param;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{check_input, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
+use crate::api::{check_input, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
 use ndarray::Array2;
 use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use structdr_numerics::spectral::bottom_nontrivial;
@@ -101,16 +101,12 @@ impl Embedder for LaplacianEigenmaps {
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("le", &x, 2)?;
         let n = x.nrows();
         crate::api::check_dense_size("le", n)?;
         if self.dim + 1 > n {
             return Err(MethodError::Input { method: "le", reason: format!("dim = {} needs at least dim + 1 = {} samples, got {n}", self.dim, self.dim + 1) });
-        }
-        if self.weights == Weights::Heat && (self.t.is_nan() || self.t < 0.0) {
-            return Err(MethodError::Input { method: "le", reason: format!("t = {} must be >= 0 (0 = automatic)", self.t) });
         }
         let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics("le"))?;
         let t = if self.t == 0.0 { auto_t(&g.edges) } else { self.t };

@@ -20,7 +20,7 @@ use crate::api::info::disconnected_param;
 use crate::api::info::{dim, float, int, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
+use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
 use ndarray::{Array1, Array2, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::Cholesky;
@@ -89,16 +89,12 @@ impl Embedder for Lle {
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("lle", &x, 2)?;
         let n = x.nrows();
         crate::api::check_dense_size("lle", n)?;
         if self.dim + 1 > n {
             return Err(MethodError::Input { method: "lle", reason: format!("dim = {} needs at least dim + 1 = {} samples, got {n}", self.dim, self.dim + 1) });
-        }
-        if !(self.reg >= 0.0 && self.reg.is_finite()) {
-            return Err(MethodError::Input { method: "lle", reason: format!("reg = {} must be finite and >= 0", self.reg) });
         }
         let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics("lle"))?;
         let mut nbs: Vec<Vec<usize>> = g.knn.indices.rows().into_iter().map(|r| r.to_vec()).collect();

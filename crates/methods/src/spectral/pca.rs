@@ -7,9 +7,7 @@
 use crate::api::info::{dim, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{
-    check_features, check_input, numerical, param_map, refuse_init, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform,
-};
+use crate::api::{check_features, check_input, numerical, param_map, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 use structdr_linalg::Pca as PcaBasis;
@@ -32,7 +30,6 @@ impl Embedder for Pca {
         param_map([("dim", ParamValue::Int(self.dim as i64))])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("pca", &x, 2)?;
         let max_dim = x.ncols().min(x.nrows());

@@ -12,9 +12,7 @@
 //! `crates/runner/tests/adding_a_method.rs` checks that the page's code is this file's code.
 
 use crate::api::info::{dim, MethodInfo};
-use crate::api::{
-    check_features, check_input, param_map, refuse_init, Embedder, FitInput, Fitted, OutputKind, ParamMap, ParamMapExt, ParamValue, Result, Transform,
-};
+use crate::api::{check_features, check_input, param_map, Embedder, FitInput, Fitted, OutputKind, ParamMap, ParamMapExt, ParamValue, Result, Transform};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -53,7 +51,6 @@ impl Embedder for RandomProjection {
         param_map([("dim", ParamValue::Int(self.dim as i64))])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
         check_input("rproj", &x, 2)?;
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(input.seed);

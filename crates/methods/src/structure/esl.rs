@@ -39,7 +39,7 @@ use crate::api::info::{choice, dim, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, Cholesky, LinalgError};
 use structdr_numerics::affinities::perplexity_affinities;
@@ -175,19 +175,9 @@ impl Embedder for Esl {
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
-        check_pair_problem("esl", &x, self.dim, self.max_iter, self.tol)?;
+        check_pair_problem("esl", &x, self.dim)?;
         let n = x.nrows();
-        if !(self.lambda_v > 0.0 && self.lambda_v < 1.0) {
-            return Err(MethodError::Input {
-                method: "esl",
-                reason: format!("lambda = {} must be in (0, 1) (it is lambda_v; lambda = lambda_v lambda_u)", self.lambda_v),
-            });
-        }
-        if !(self.c > 0.0) {
-            return Err(MethodError::Input { method: "esl", reason: format!("C = {} must be > 0 (inf allowed)", self.c) });
-        }
         if !(self.perplexity >= 1.0 && self.perplexity < (n - 1) as f64) {
             return Err(MethodError::Input { method: "esl", reason: format!("perplexity = {} must be in [1, N - 1) = [1, {})", self.perplexity, n - 1) });
         }

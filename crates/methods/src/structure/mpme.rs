@@ -33,7 +33,7 @@ use crate::api::info::{choice, dim, float, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, LinalgError};
 use structdr_numerics::optim::Solver;
@@ -170,16 +170,9 @@ impl Embedder for Mpme {
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
-        check_pair_problem("mpme", &x, self.dim, self.max_iter, self.tol)?;
+        check_pair_problem("mpme", &x, self.dim)?;
         let n = x.nrows();
-        if !(self.lambda > 0.0 && self.lambda.is_finite()) {
-            return Err(MethodError::Input { method: "mpme", reason: format!("lambda = {} must be finite and > 0", self.lambda) });
-        }
-        if !(self.c > 0.0) {
-            return Err(MethodError::Input { method: "mpme", reason: format!("C = {} must be > 0 (inf allowed)", self.c) });
-        }
         let obj = MpmeObjective::from_data(x, self.dim, self.lambda);
         if self.c.is_infinite() {
             if let Some(k) = obj.phi.iter().position(|&p| p == 0.0) {

@@ -99,8 +99,8 @@ pub fn solve_pairs(
     r.map_err(|e| MethodError::Input { method, reason: e.to_string() })
 }
 
-/// Checks shared by MPME and ESL.
-pub fn check_pair_problem(method: &'static str, x: &ArrayView2<f64>, dim: usize, max_iter: usize, tol: f64) -> Result<()> {
+/// Data-dependent checks shared by MPME and ESL (the schema has already checked the parameters' ranges).
+pub fn check_pair_problem(method: &'static str, x: &ArrayView2<f64>, dim: usize) -> Result<()> {
     check_input(method, x, 3)?;
     let n = x.nrows();
     if n > PAIR_MAX_N {
@@ -115,12 +115,6 @@ pub fn check_pair_problem(method: &'static str, x: &ArrayView2<f64>, dim: usize,
     }
     if dim + 1 > n {
         return Err(MethodError::Input { method, reason: format!("dim = {dim} must be < N = {n}") });
-    }
-    if max_iter == 0 {
-        return Err(MethodError::Input { method, reason: "max_iter must be >= 1".into() });
-    }
-    if !(tol >= 0.0 && tol.is_finite()) {
-        return Err(MethodError::Input { method, reason: format!("tol = {tol} must be finite and >= 0") });
     }
     Ok(())
 }

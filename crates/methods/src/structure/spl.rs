@@ -42,9 +42,7 @@ use crate::api::info::{dim, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{
-    check_input, numerical, numerics, param_map, refuse_init, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace,
-};
+use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
 use structdr_linalg::{canonicalize_signs, eigh_top};
@@ -351,15 +349,6 @@ impl Spl {
         if self.k == 0 || self.k >= n {
             return bad(format!("too few points for k neighbours: N = {n} samples, k = {} (need 1 <= k < N)", self.k));
         }
-        if self.c.is_nan() || self.c <= 0.0 {
-            return bad(format!("C = {} must be > 0 (inf allowed)", self.c));
-        }
-        if !(self.gamma >= 0.0 && self.gamma.is_finite()) {
-            return bad(format!("gamma = {} must be finite and >= 0", self.gamma));
-        }
-        if !(self.tol >= 0.0 && self.tol.is_finite()) {
-            return bad(format!("tol = {} must be finite and >= 0", self.tol));
-        }
         if self.dim == 0 || self.dim >= n {
             return bad(format!("dim = {} must be in [1, N - 1] = [1, {}]", self.dim, n - 1));
         }
@@ -393,7 +382,6 @@ impl Embedder for Spl {
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        refuse_init(self.name(), input)?;
         let x = input.x;
         self.validate(&x)?;
         let n = x.nrows();
