@@ -201,8 +201,7 @@ pub fn run(
     }
     let selection =
         Selection { only_datasets: opts.only_datasets.clone(), only_methods: opts.only_methods.clone(), shard: opts.shard, max_cells: opts.max_cells };
-    let cells: Vec<Cell> = results.iter().map(|(c, _)| c.clone()).collect();
-    let (todo, skipped) = selection.apply(plan, &cells, missing);
+    let (todo, skipped) = selection.apply(plan, |i| &results[i].0, missing);
     summary.skipped = skipped;
     if !opts.quiet {
         eprintln!(
@@ -224,17 +223,18 @@ pub fn run(
     let data_arc: Vec<Arc<&Prepared>> = data.iter().map(Arc::new).collect();
     // One fit per group of cells that differ only in evaluation-stage parameters (FSL's
     // n_selected): the fit runs once and every cell of the group evaluates it.
-    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for &i in &todo {
-        let fk = fit_key(&results[i].0.key).hash();
-        match groups.iter_mut().find(|g| g.0 == fk) {
-            Some(g) => g.1.push(i),
-            None => groups.push((fk, vec![i])),
-        }
+        let g = *group_of.entry(fit_key(&results[i].0.key).hash()).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
     }
     let new: Vec<(usize, Record)> = groups
         .par_iter()
-        .flat_map_iter(|(_, members)| {
+        .flat_map_iter(|members| {
             let first = &results[members[0]].0;
             let t0 = Instant::now();
             let fitted = fit_cell(&first.key, &data_arc[first.dataset].data);

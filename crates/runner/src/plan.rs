@@ -145,13 +145,13 @@ pub struct Selection {
 impl Selection {
     /// The indices of `missing` (cells without a usable record) this invocation computes, and how
     /// many it leaves for later.
-    pub fn apply(&self, plan: &Plan, cells: &[Cell], missing: Vec<usize>) -> (Vec<usize>, usize) {
+    pub fn apply<'a>(&self, plan: &Plan, cell: impl Fn(usize) -> &'a Cell, missing: Vec<usize>) -> (Vec<usize>, usize) {
         let before = missing.len();
         let wanted = |only: &[String], names: Vec<&str>| only.is_empty() || only.iter().any(|o| names.contains(&o.as_str()));
         let mut todo: Vec<usize> = missing
             .into_iter()
             .filter(|&i| {
-                let c = &cells[i];
+                let c = cell(i);
                 wanted(&self.only_datasets, plan.dataset_names(c.dataset))
                     && wanted(&self.only_methods, plan.method_names(c.method))
                     && self.shard.is_none_or(|s| s.contains(&c.hash))
