@@ -49,6 +49,10 @@ esl-table1 *ARGS: build
 table3 *ARGS: build
     {{bin}} run experiments/table3_fsl.toml {{ARGS}}
 
+# FSL under three feature scalings (raw, z-score, min-max) on Table III's sets: results/fsl_scaling.{md,csv,tex}.
+fsl-scaling *ARGS: build
+    {{bin}} run experiments/fsl_scaling.toml {{ARGS}}
+
 # Principal graphs on the synthetic sets and the convergence curve (004 Fig. 3, 5).
 figures-rpg: build
     {{bin}} run experiments/rpg_principal_graphs.toml

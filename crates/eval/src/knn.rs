@@ -34,6 +34,38 @@ pub fn loocv_1nn_accuracy<L: Label>(y: ArrayView2<f64>, labels: &[L]) -> Result<
     Ok(hits as f64 / labels.len() as f64)
 }
 
+/// Leave-one-out 1-NN accuracy when the samples fall into separate groups whose coordinates are
+/// not comparable (the components of a disconnected learned graph, each embedded on its own):
+/// points of different groups are infinitely far apart.
+///
+/// `acc = (1/N) sum_i [ |G(i)| >= 2 and labels_i = labels_{nn_G(i)} ]`, where
+/// `nn_G(i) = argmin_{j in G(i), j != i} ||y_i - y_j||^2` is the nearest neighbour within
+/// `i`'s own group `G(i)` ([`nearest_neighbours_loo`] on the group's rows, so ties go to the
+/// lowest sample index); a point alone in its group has no neighbour and counts as wrong. With one
+/// group this is [`loocv_1nn_accuracy`].
+///
+/// Errors: lengths differ, `N < 2`, or NaN/Inf in `y`.
+pub fn loocv_1nn_accuracy_within_groups<L: Label>(y: ArrayView2<f64>, labels: &[L], groups: &[usize]) -> Result<f64> {
+    ensure_same_len("loocv_1nn_accuracy_within_groups", y.nrows(), labels.len())?;
+    ensure_same_len("loocv_1nn_accuracy_within_groups", y.nrows(), groups.len())?;
+    ensure_min_samples("loocv_1nn_accuracy_within_groups", y.nrows(), 2)?;
+    ensure_finite("loocv_1nn_accuracy_within_groups", y)?;
+    let mut members: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
+    for (i, &g) in groups.iter().enumerate() {
+        members.entry(g).or_default().push(i);
+    }
+    let mut hits = 0usize;
+    for rows in members.values() {
+        if rows.len() < 2 {
+            continue;
+        }
+        let sub = y.select(Axis(0), rows);
+        let nn = nearest_neighbours_loo(sub.view())?;
+        hits += nn.iter().enumerate().filter(|&(a, &b)| labels[rows[a]] == labels[rows[b]]).count();
+    }
+    Ok(hits as f64 / labels.len() as f64)
+}
+
 /// The leave-one-out nearest neighbour of every row of `y` (N x D, samples are rows):
 /// `nn(i) = min { j != i : d(i, j) = min_{l != i} d(i, l) }` with `d(i, j) = sum_k (y_ik - y_jk)^2`
 /// evaluated by direct differences, so ties (exact duplicates, integer grids) go to the lowest
@@ -205,5 +237,48 @@ mod tests {
         assert_eq!(nearest_neighbours_loo(y.view()).unwrap(), vec![1, 0, 0, 0]);
         let y = array![[1.0], [5.0]];
         assert_eq!(nearest_neighbours_loo(y.view()).unwrap(), vec![1, 0]);
+    }
+
+    /// Within groups: equals a brute-force scan restricted to each group; one group is the plain
+    /// accuracy; singletons count as wrong; and overlaid groups (the same coordinates in two
+    /// groups) no longer borrow each other's labels.
+    #[test]
+    fn within_groups_restricts_neighbours_to_the_group() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(17);
+        let n = 150;
+        let y = Array2::from_shape_fn((n, 2), |_| rng.gen_range(-1.0..1.0));
+        let labels: Vec<u8> = (0..n).map(|_| rng.gen_range(0..3u8)).collect();
+        let groups: Vec<usize> = (0..n).map(|i| if i == 7 { 9 } else { rng.gen_range(0..4) }).collect();
+        let got = loocv_1nn_accuracy_within_groups(y.view(), &labels, &groups).unwrap();
+        let mut hits = 0;
+        for i in 0..n {
+            let mut best = None;
+            let mut bd = f64::INFINITY;
+            for j in 0..n {
+                if j != i && groups[j] == groups[i] {
+                    let e = direct_sq_dist(y.row(i), y.row(j));
+                    if e < bd {
+                        bd = e;
+                        best = Some(j);
+                    }
+                }
+            }
+            if best.is_some_and(|j| labels[j] == labels[i]) {
+                hits += 1;
+            }
+        }
+        assert_eq!(got, hits as f64 / n as f64);
+        assert_eq!(loocv_1nn_accuracy_within_groups(y.view(), &labels, &vec![0; n]).unwrap(), loocv_1nn_accuracy(y.view(), &labels).unwrap());
+        // two groups embedded on top of each other: plain 1-NN confuses them, within-group does not
+        let half = Array2::from_shape_fn((20, 1), |(i, _)| i as f64);
+        let both = ndarray::concatenate(Axis(0), &[half.view(), (&half + 0.01).view()]).unwrap();
+        let lab: Vec<u8> = (0..40).map(|i| u8::from(i >= 20)).collect();
+        let grp: Vec<usize> = lab.iter().map(|&l| l as usize).collect();
+        assert_eq!(loocv_1nn_accuracy(both.view(), &lab).unwrap(), 0.0);
+        assert_eq!(loocv_1nn_accuracy_within_groups(both.view(), &lab, &grp).unwrap(), 1.0);
+        // every point alone: nothing is right
+        let single: Vec<usize> = (0..40).collect();
+        assert_eq!(loocv_1nn_accuracy_within_groups(both.view(), &lab, &single).unwrap(), 0.0);
+        assert!(loocv_1nn_accuracy_within_groups(both.view(), &lab, &grp[..39]).is_err());
     }
 }

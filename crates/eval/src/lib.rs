@@ -37,6 +37,6 @@ pub use hungarian::{hungarian_acc, linear_sum_assignment, max_matching_count, MA
 pub use kmeans::{
     kmeans_fit, kmeans_protocol, kmeans_protocol_with, mean_std, restart_seed, KmeansAlgorithm, KmeansFit, KmeansOptions, KmeansReport, KmeansRun,
 };
-pub use knn::{loocv_1nn_accuracy, nearest_neighbours_loo};
+pub use knn::{loocv_1nn_accuracy, loocv_1nn_accuracy_within_groups, nearest_neighbours_loo};
 pub use labels::{contingency, n_classes, unique_labels, Label};
 pub use nmi::{information, nmi, nmi_from_stats, InformationStats, NmiNorm};

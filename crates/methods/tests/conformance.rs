@@ -106,11 +106,11 @@ fn parameters_round_trip_through_the_schema_and_struct_literals_are_checked() {
     use structdr_methods::principal::ddrtree::DdrTree;
     use structdr_methods::selection::fsl::Fsl;
     use structdr_methods::spectral::pca::Pca;
-    use structdr_methods::structure::spl::Spl;
+    use structdr_methods::structure::spl::{Spl, SplSolver};
     assert!(refused(Box::new(Pca { dim: 0 })).contains("dim"));
     assert!(refused(Box::new(DdrTree { sigma: 0.0, ..DdrTree::drtree(2) })).contains("sigma"));
     assert!(refused(Box::new(Fsl { lambda: f64::NAN, ..Fsl::default() })).contains("lambda"));
-    assert!(refused(Box::new(Spl { dim: 2, k: 10, c: 0.0, gamma: 1e-3, max_iter: 100, tol: 1e-5 })).contains("C"));
+    assert!(refused(Box::new(Spl { dim: 2, k: 10, c: 0.0, gamma: 1e-3, max_iter: 100, tol: 1e-5, solver: SplSolver::Subgradient })).contains("C"));
 }
 
 #[test]

@@ -92,14 +92,27 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Evaluates an embedding under the spec's protocols.
-pub fn evaluate(embedding: &Array2<f64>, labels: &[i64], protocols: &[Protocol], restarts: usize, seed: u64) -> Result<BTreeMap<String, f64>, String> {
+/// Evaluates an embedding under `protocols`; `components` are the fit's (for `loocv_components`).
+pub fn evaluate(
+    embedding: &Array2<f64>,
+    components: Option<&[usize]>,
+    labels: &[i64],
+    protocols: &[Protocol],
+    restarts: usize,
+    seed: u64,
+) -> Result<BTreeMap<String, f64>, String> {
     let mut metrics = BTreeMap::new();
     for p in protocols {
         match p {
             Protocol::Loocv => {
                 let acc = structdr_eval::loocv_1nn_accuracy(embedding.view(), labels).map_err(|e| e.to_string())?;
                 metrics.insert("loocv_1nn_accuracy".into(), acc);
+            }
+            Protocol::LoocvComponents => {
+                let one = vec![0; labels.len()];
+                let groups = components.unwrap_or(&one);
+                let acc = structdr_eval::loocv_1nn_accuracy_within_groups(embedding.view(), labels, groups).map_err(|e| e.to_string())?;
+                metrics.insert("loocv_1nn_accuracy_components".into(), acc);
             }
             Protocol::Kmeans => {
                 let k = structdr_eval::n_classes(labels);
@@ -139,6 +152,8 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
         eval_seconds,
         iterations: f.map(|f| f.trace.iterations).unwrap_or(0),
         converged: f.map(|f| f.trace.converged).unwrap_or(false),
+        objective: f.and_then(|f| f.trace.history.last().copied()),
+        kkt_residual: f.and_then(|f| f.trace.kkt_residual),
         notes: f.map(|f| f.notes.clone()).unwrap_or_default(),
         code_version: code_version(),
         threads: threads.to_string(),
@@ -154,7 +169,7 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
     };
     let t1 = Instant::now();
     let metrics = match (&data.data.labels, &plan.spec.evaluation) {
-        (Some(labels), Some(ev)) => evaluate(&y, labels, &ev.protocols, ev.restarts, cell_seed(&cell.key)),
+        (Some(labels), Some(ev)) => evaluate(&y, fitted.components.as_deref(), labels, &plan.methods[cell.method].protocols, ev.restarts, cell_seed(&cell.key)),
         _ => Ok(BTreeMap::new()),
     };
     let eval_seconds = t1.elapsed().as_secs_f64();
@@ -243,9 +258,17 @@ pub fn run(
             if let (Some(fits), Ok(f)) = (fits, &fitted) {
                 fits.put(&first.key, f, fit_seconds);
             }
-            let mut out = Vec::with_capacity(members.len());
+            let mut out: Vec<(usize, Record)> = Vec::with_capacity(members.len());
             for &i in members {
                 let cell = &results[i].0;
+                // Two rows of one method and grid that differ only in the metric they show share
+                // their cells: evaluate and store each key once.
+                if let Some((_, same)) = out.iter().find(|(_, r)| r.hash == cell.hash) {
+                    let same = same.clone();
+                    progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &same);
+                    out.push((i, same));
+                    continue;
+                }
                 let rec = evaluate_cell(plan, cell, &data_arc[cell.dataset], &fitted, fit_seconds, &threads);
                 if let Err(e) = store.put(&rec) {
                     write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}: {e}", store.dir().join(format!("{}.json", rec.hash)).display()));

@@ -330,9 +330,8 @@ fn run(a: RunArgs) -> Result<()> {
     for f in &out.figures {
         println!("figure: {}", f.display());
     }
-    let metric = plan.select_metric();
     for (mi, m) in plan.methods.iter().enumerate() {
-        if let Some((v, n)) = structdr::report::mean_abs_diff(&plan, &out.prepared, &out.best, mi, &metric) {
+        if let Some((v, n)) = structdr::report::mean_abs_diff(&plan, &out.prepared, &out.best, mi) {
             println!("mean |ours - paper| {:<8} {v:.4} over {n} data sets", m.label);
         }
     }

@@ -2,7 +2,7 @@
 //! invocation computes (the `--dataset` / `--method` filters, `--shard i/n`, `--max-cells`).
 
 use crate::data::Prepared;
-use crate::spec::{Plan, DIM_ENERGY};
+use crate::spec::{Plan, Protocol, DIM_ENERGY};
 use crate::store::{CellKey, SCHEMA};
 use structdr_methods::api::Stage;
 use structdr_methods::{ParamMap, ParamValue};
@@ -28,7 +28,7 @@ pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
     for (di, p) in data.iter().enumerate() {
         for (mi, m) in plan.methods.iter().enumerate() {
             for (gi, params) in m.cells.iter().enumerate() {
-                let key = cell_key(plan, p, &m.name, m.version, params);
+                let key = cell_key(plan, p, &m.name, m.version, &m.protocols, params);
                 let hash = key.hash();
                 out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash });
             }
@@ -38,8 +38,9 @@ pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
 }
 
 /// The content key of `method` at `version` with `params` (dim possibly "energy") on a prepared
-/// data set.
-pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, params: &ParamMap) -> CellKey {
+/// data set, evaluated by `protocols` (a method's [`crate::spec::MethodPlan::protocols`]; a
+/// figure panel's fit uses the spec's).
+pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, protocols: &[Protocol], params: &ParamMap) -> CellKey {
     let mut params = params.clone();
     let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
         params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
@@ -47,10 +48,8 @@ pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, params: &
     } else {
         "fixed".into()
     };
-    let (protocols, restarts) = match &plan.spec.evaluation {
-        Some(ev) => (ev.protocols.iter().map(|p| format!("{p:?}").to_lowercase()).collect(), ev.restarts),
-        None => (vec![], 0),
-    };
+    let restarts = plan.spec.evaluation.as_ref().map_or(0, |ev| ev.restarts);
+    let protocols = protocols.iter().map(|p| p.name().to_string()).collect();
     CellKey {
         dataset: p.data.name.clone(),
         data_checksum: p.data.checksum.clone(),

@@ -24,6 +24,8 @@ pub struct Best {
     pub total: usize,
     /// First error among failed cells (shown when nothing succeeded).
     pub first_error: Option<String>,
+    /// The metric the cell was selected by: the row's ([`crate::spec::MethodPlan::metric`]).
+    pub metric: String,
 }
 
 impl Best {
@@ -31,13 +33,18 @@ impl Best {
     pub fn value(&self, metric: &str) -> Option<f64> {
         self.record.as_ref().and_then(|r| r.metrics.get(metric).copied())
     }
+    /// Our value of the row's metric (the one the cell was selected by).
+    pub fn score(&self) -> Option<f64> {
+        self.value(&self.metric)
+    }
 }
 
-/// Picks, for every (method, data set), the cell maximising `metric` among successful cells, as
-/// the papers do (best over each method's own grid). Ties go to the earlier grid cell.
-pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)], metric: &str) -> Vec<Best> {
+/// Picks, for every (method, data set), the cell maximising the row's metric among successful
+/// cells, as the papers do (best over each method's own grid). Ties go to the earlier grid cell.
+pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]) -> Vec<Best> {
     let mut out = Vec::new();
     for mi in 0..plan.methods.len() {
+        let metric = plan.methods[mi].metric.as_str();
         for di in 0..n_datasets {
             let mut best: Option<&Record> = None;
             let (mut ok, mut total, mut first_error) = (0, 0, None);
@@ -55,7 +62,7 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
                     best = Some(r);
                 }
             }
-            out.push(Best { method: mi, dataset: di, record: best.cloned(), ok, total, first_error });
+            out.push(Best { method: mi, dataset: di, record: best.cloned(), ok, total, first_error, metric: metric.to_string() });
         }
     }
     out
@@ -77,12 +84,12 @@ pub struct TableFiles {
 }
 
 /// Mean |ours - paper| of a method's row over the data sets where both exist.
-pub fn mean_abs_diff(plan: &Plan, data: &[Prepared], best: &[Best], mi: usize, metric: &str) -> Option<(f64, usize)> {
+pub fn mean_abs_diff(plan: &Plan, data: &[Prepared], best: &[Best], mi: usize) -> Option<(f64, usize)> {
     let reference = plan.spec.reference.as_ref()?;
     let row = plan.methods[mi].paper_row.as_ref()?;
     let diffs: Vec<f64> = (0..data.len())
         .filter_map(|di| {
-            let ours = best.iter().find(|b| b.method == mi && b.dataset == di)?.value(metric)?;
+            let ours = best.iter().find(|b| b.method == mi && b.dataset == di)?.score()?;
             let paper = reference.value(row, data[di].paper.as_deref()?)?;
             Some((ours - paper).abs())
         })
@@ -133,7 +140,13 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     }
     writeln!(
         md,
-        "Metric: `{metric}`, best cell of each method's grid (spec `{}`, seed {}). Reduced dimension d: smallest d with PCA energy {}{} (rows `d`).",
+        "Metric: `{metric}`{}, best cell of each method's grid (spec `{}`, seed {}). Reduced dimension d: smallest d with PCA energy {}{} (rows `d`).",
+        if plan.one_metric() {
+            String::new()
+        } else {
+            let own: Vec<String> = plan.methods.iter().filter(|m| m.metric != metric).map(|m| format!("{}: `{}`", m.label, m.metric)).collect();
+            format!(" (rows with their own metric: {})", own.join(", "))
+        },
         plan.path.display(),
         plan.spec.seed,
         match plan.spec.dim.rule {
@@ -168,14 +181,14 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         let ours: Vec<String> = (0..data.len())
             .map(|di| {
                 let b = get(mi, di);
-                match b.value(&metric) {
+                match b.score() {
                     Some(v) => format!("{v:.4}"),
                     None if b.ok == 0 && b.total > 0 && b.first_error.is_some() => "failed".into(),
                     None => "–".into(),
                 }
             })
             .collect();
-        let mad = mean_abs_diff(plan, data, best, mi, &metric);
+        let mad = mean_abs_diff(plan, data, best, mi);
         write!(md, "| **{}** | {} |", m.label, ours.join(" | ")).ok();
         if reference.is_some() {
             write!(md, " |").ok();
@@ -183,13 +196,14 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         writeln!(md).ok();
         if reference.is_some() && m.paper_row.is_some() {
             let paper: Vec<String> = (0..data.len()).map(|di| fmt(paper_of(mi, di))).collect();
-            let diff: Vec<String> = (0..data.len()).map(|di| fmt_diff(get(mi, di).value(&metric).zip(paper_of(mi, di)).map(|(o, p)| o - p))).collect();
+            let diff: Vec<String> = (0..data.len()).map(|di| fmt_diff(get(mi, di).score().zip(paper_of(mi, di)).map(|(o, p)| o - p))).collect();
             writeln!(md, "| {} paper | {} | |", m.label, paper.join(" | ")).ok();
             writeln!(md, "| {} diff | {} | {} |", m.label, diff.join(" | "), mad.map(|(v, n)| format!("{v:.4} (n={n})")).unwrap_or_else(|| "–".into())).ok();
         }
     }
     // Best parameters and failures.
-    writeln!(md, "\n## Selected cells\n\n| method | data set | {metric} | parameters | d | cells ok | fit s |\n|---|---|---:|---|---:|---:|---:|").ok();
+    let score_header = if plan.one_metric() { metric.clone() } else { "score (the row's metric)".to_string() };
+    writeln!(md, "\n## Selected cells\n\n| method | data set | {score_header} | parameters | d | cells ok | fit s |\n|---|---|---:|---|---:|---:|---:|").ok();
     for b in best {
         let m = &plan.methods[b.method];
         match &b.record {
@@ -198,7 +212,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
                 "| {} | {} | {} | {} | {} | {}/{} | {:.2} |",
                 m.label,
                 data[b.dataset].label,
-                fmt(b.value(&metric)),
+                fmt(b.score()),
                 r.params_string(),
                 r.dim,
                 b.ok,
@@ -243,7 +257,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     for b in best {
         let m = &plan.methods[b.method];
         let p = &data[b.dataset];
-        let ours = b.value(&metric);
+        let ours = b.score();
         let paper = paper_of(b.method, b.dataset);
         let diff = ours.zip(paper).map(|(o, p)| o - p);
         let o = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
@@ -253,7 +267,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             m.label,
             p.label,
             p.paper.clone().unwrap_or_default(),
-            metric,
+            b.metric,
             o(ours),
             o(paper),
             o(diff),
@@ -285,7 +299,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     for (mi, m) in plan.methods.iter().enumerate() {
         let cells: Vec<String> = (0..data.len())
             .map(|di| {
-                let ours = get(mi, di).value(&metric).map(|v| format!("{v:.4}")).unwrap_or_else(|| "--".into());
+                let ours = get(mi, di).score().map(|v| format!("{v:.4}")).unwrap_or_else(|| "--".into());
                 match paper_of(mi, di) {
                     Some(p) => format!("{ours} ({p:.4})"),
                     None => ours,

@@ -106,12 +106,38 @@ fn default_restarts() -> usize {
 
 /// An evaluation protocol.
 #[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Protocol {
     /// Leave-one-out 1-nearest-neighbour accuracy (`loocv_1nn_accuracy`).
     Loocv,
     /// k-means with k = number of classes over seeded restarts, scored by ACC and NMI (`acc_mean`, `nmi_mean`, ...).
     Kmeans,
+    /// Leave-one-out 1-NN accuracy scored within each point's own component of the fit
+    /// (`loocv_1nn_accuracy_components`): when a method's learned graph splits and it embeds each
+    /// component on its own (ESL), points of different components are infinitely far apart and a
+    /// point alone in its component counts as wrong
+    /// ([`structdr_eval::loocv_1nn_accuracy_within_groups`]). Equals `loocv` for fits without
+    /// components.
+    LoocvComponents,
+}
+
+impl Protocol {
+    /// The protocol's name in specs and cell keys.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Loocv => "loocv",
+            Protocol::Kmeans => "kmeans",
+            Protocol::LoocvComponents => "loocv_components",
+        }
+    }
+    /// The metrics a record of this protocol holds.
+    pub fn metrics(self) -> &'static [&'static str] {
+        match self {
+            Protocol::Loocv => &["loocv_1nn_accuracy"],
+            Protocol::Kmeans => &["acc_mean", "acc_std", "nmi_mean", "nmi_std", "acc_best_sse", "nmi_best_sse"],
+            Protocol::LoocvComponents => &["loocv_1nn_accuracy_components"],
+        }
+    }
 }
 
 /// One data set of the spec.
@@ -152,6 +178,14 @@ pub struct MethodSpec {
     /// Parameter -> value or list of values; the grid is their cartesian product.
     #[serde(default)]
     pub grid: BTreeMap<String, Spanned<toml::Value>>,
+    /// Protocols run on this method's cells besides `[evaluation].protocols` (recorded in the
+    /// cells' keys), e.g. `["loocv_components"]` for a method whose graph can split.
+    #[serde(default)]
+    pub protocols: Vec<Protocol>,
+    /// The metric this row shows and selects its best cell by (default: `[evaluation].select`).
+    /// Two rows with the same method and grid and different `select` share their cells.
+    #[serde(default)]
+    pub select: Option<Spanned<String>>,
 }
 
 /// The papers' values to show beside ours. These are references, never outputs.
@@ -362,6 +396,10 @@ pub struct MethodPlan {
     pub cells: Vec<ParamMap>,
     /// Version of the method's numerics (from the registry); part of every cell's key.
     pub version: u32,
+    /// Protocols run on the method's cells: `[evaluation].protocols`, then the method's own.
+    pub protocols: Vec<Protocol>,
+    /// The metric the row shows and selects by.
+    pub metric: String,
 }
 
 /// A validated spec.
@@ -402,13 +440,52 @@ impl Plan {
     pub fn method_names(&self, i: usize) -> Vec<&str> {
         vec![self.methods[i].name.as_str(), self.methods[i].label.as_str()]
     }
-    /// The metric maximised when selecting the best cell.
+    /// The spec's metric (`[evaluation].select`, else the first protocol's headline metric),
+    /// maximised when selecting the best cell of every row without its own `select`.
     pub fn select_metric(&self) -> String {
-        let Some(ev) = &self.spec.evaluation else { return "loocv_1nn_accuracy".into() };
-        ev.select.clone().unwrap_or_else(|| match ev.protocols.first() {
-            Some(Protocol::Kmeans) => "acc_mean".into(),
-            _ => "loocv_1nn_accuracy".into(),
-        })
+        spec_metric(&self.spec)
+    }
+    /// `[evaluation].protocols` (empty without `[evaluation]`).
+    pub fn spec_protocols(&self) -> Vec<Protocol> {
+        self.spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default()
+    }
+    /// Whether every row shows the spec's metric.
+    pub fn one_metric(&self) -> bool {
+        let m = self.select_metric();
+        self.methods.iter().all(|p| p.metric == m)
+    }
+}
+
+fn spec_metric(spec: &Spec) -> String {
+    let Some(ev) = &spec.evaluation else { return "loocv_1nn_accuracy".into() };
+    ev.select.clone().unwrap_or_else(|| match ev.protocols.first() {
+        Some(Protocol::Kmeans) => "acc_mean".into(),
+        _ => "loocv_1nn_accuracy".into(),
+    })
+}
+
+/// `protocols` followed by `extra`, each once.
+fn merge_protocols(protocols: &[Protocol], extra: &[Protocol]) -> Vec<Protocol> {
+    let mut out: Vec<Protocol> = Vec::new();
+    for &p in protocols.iter().chain(extra) {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Checks that `metric` is one the protocols produce.
+fn check_metric(metric: &str, protocols: &[Protocol]) -> Result<(), String> {
+    let known: Vec<&str> = protocols.iter().flat_map(|p| p.metrics().iter().copied()).collect();
+    if known.contains(&metric) {
+        Ok(())
+    } else {
+        Err(format!(
+            "select = '{metric}' is not a metric of the protocols {:?} (they give: {})",
+            protocols.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            known.join(", ")
+        ))
     }
 }
 
@@ -438,7 +515,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         match &spec.evaluation {
             None => return Err(err(None, "a spec with [[method]] grids needs an [evaluation] table".into())),
             Some(ev) if ev.protocols.is_empty() => return Err(err(None, "evaluation.protocols is empty".into())),
-            _ => {}
+            Some(ev) => check_metric(&spec_metric(&spec), &ev.protocols).map_err(|m| err(None, format!("[evaluation] {m}")))?,
         }
     }
     if !(spec.dim.threshold > 0.0 && spec.dim.threshold <= 1.0) {
@@ -544,7 +621,16 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         if !labels.insert(label.clone()) {
             return Err(err(Some(m.name.span()), format!("method label '{label}' appears twice; give one a distinct `label`")));
         }
-        methods.push(MethodPlan { name: name.clone(), label, paper_row: m.paper_row.clone(), cells: resolved, version: info.version });
+        let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
+        let protocols = merge_protocols(&spec_protocols, &m.protocols);
+        let metric = match &m.select {
+            Some(sel) => {
+                check_metric(sel.get_ref(), &protocols).map_err(|e| err(Some(sel.span()), format!("method '{label}': {e}")))?;
+                sel.get_ref().clone()
+            }
+            None => spec_metric(&spec),
+        };
+        methods.push(MethodPlan { name: name.clone(), label, paper_row: m.paper_row.clone(), cells: resolved, version: info.version, protocols, metric });
     }
     if let Some(r) = &spec.reference {
         for (row, vals) in &r.rows {

@@ -137,6 +137,14 @@ pub struct Record {
     pub iterations: usize,
     /// Whether the method reported convergence (false when the fit failed).
     pub converged: bool,
+    /// The method's final objective value (the last entry of its trace's history), for
+    /// iterative methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<f64>,
+    /// KKT residual of the final iterate, for methods that solve a constrained problem
+    /// ([`structdr_methods::Trace::kkt_residual`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kkt_residual: Option<f64>,
     /// The method's remarks on the fit (e.g. "joined 3 components with 2 edges").
     #[serde(default)]
     pub notes: Vec<String>,
@@ -313,6 +321,8 @@ struct StoredFit {
     iterations: usize,
     converged: bool,
     termination: String,
+    #[serde(default)]
+    kkt_residual: Option<f64>,
     notes: Vec<String>,
     fit_seconds: f64,
 }
@@ -354,6 +364,7 @@ impl StoredFit {
             iterations: f.trace.iterations,
             converged: f.trace.converged,
             termination: f.trace.termination.clone(),
+            kkt_residual: f.trace.kkt_residual,
             notes: f.notes.clone(),
             fit_seconds,
         }
@@ -369,7 +380,16 @@ impl StoredFit {
                 projection: unflat(self.shape, self.values)?,
             }),
         };
-        let mut f = Fitted::new(output, Trace { history: self.history, iterations: self.iterations, converged: self.converged, termination: self.termination });
+        let mut f = Fitted::new(
+            output,
+            Trace {
+                history: self.history,
+                iterations: self.iterations,
+                converged: self.converged,
+                termination: self.termination,
+                kkt_residual: self.kkt_residual,
+            },
+        );
         f.graph = self.graph;
         f.components = self.components;
         f.notes = self.notes;
@@ -474,6 +494,8 @@ mod tests {
             eval_seconds: 0.1,
             iterations: 0,
             converged: true,
+            objective: None,
+            kkt_residual: None,
             notes: vec![],
             code_version: code_version(),
             threads: "t".into(),

@@ -316,7 +316,7 @@ method = "pca"
     structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
     assert_eq!(std::fs::read_to_string(out_dir.join("figures.md")).unwrap(), md);
     let store = structdr::store::FitStore::open_in(&out_dir).unwrap();
-    let key = structdr::plan::cell_key(&plan, &out.prepared[0], "pca", 1, &plan.figures[2][0].params);
+    let key = structdr::plan::cell_key(&plan, &out.prepared[0], "pca", 1, &plan.spec_protocols(), &plan.figures[2][0].params);
     let (cached, _) = store.get(&key).unwrap();
     let fresh = structdr::exec::fit_cell(&key, &out.prepared[0].data).unwrap();
     assert_eq!(cached.embedding().unwrap(), fresh.embedding().unwrap());
@@ -456,4 +456,88 @@ grid = { dim = 2, C = [1.0, inf], lambda = 1.0, max_iter = 20 }
     assert_eq!((first.summary.computed, first.summary.cached, first.summary.failed), (2, 0, 0));
     let second = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
     assert_eq!((second.summary.computed, second.summary.cached), (0, 2));
+}
+
+const COMPONENTS_SPEC: &str = r#"
+id = "t"
+title = "components"
+seed = 5
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "three_clusters"
+params = { n = 60 }
+
+[[method]]
+name = "esl"
+label = "ESL"
+protocols = ["loocv_components"]
+select = "loocv_1nn_accuracy_components"
+grid = { dim = 2, lambda = [0.5, 0.99] }
+
+[[method]]
+name = "esl"
+label = "ESL plain"
+protocols = ["loocv_components"]
+grid = { dim = 2, lambda = [0.5, 0.99] }
+
+[[method]]
+name = "pca"
+grid = { dim = 2 }
+"#;
+
+/// A method's own protocols enter its cells' keys (and only its), the component-aware score is
+/// 1-NN within the fit's components, each row selects by its own metric, and two rows that differ
+/// only in `select` share their cells (one fit and one record per cell).
+#[test]
+fn method_protocols_and_row_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_in(dir.path(), COMPONENTS_SPEC);
+    assert_eq!(plan.methods[0].metric, "loocv_1nn_accuracy_components");
+    assert_eq!(plan.methods[1].metric, "loocv_1nn_accuracy");
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((out.summary.total, out.summary.computed, out.summary.failed), (5, 5, 0));
+    let records: Vec<_> = std::fs::read_dir(dir.path().join("out/records")).unwrap().collect();
+    assert_eq!(records.len(), 3, "2 ESL cells shared by both rows + 1 PCA cell");
+    let data = &out.prepared[0].data;
+    let labels = data.labels.as_ref().unwrap();
+    let mut split = 0;
+    for b in &out.best {
+        let r = b.record.as_ref().unwrap();
+        let protocols: Vec<&str> = r.key.protocols.iter().map(String::as_str).collect();
+        if r.key.method == "esl" {
+            assert_eq!(protocols, ["loocv", "loocv_components"]);
+            assert_eq!(b.metric, plan.methods[b.method].metric);
+        } else {
+            assert_eq!(protocols, ["loocv"]);
+            assert!(!r.metrics.contains_key("loocv_1nn_accuracy_components"));
+        }
+    }
+    // every ESL cell: the stored score is 1-NN within the fit's components
+    for f in std::fs::read_dir(dir.path().join("out/records")).unwrap() {
+        let r: structdr::store::Record = serde_json::from_slice(&std::fs::read(f.unwrap().path()).unwrap()).unwrap();
+        if r.key.method != "esl" {
+            continue;
+        }
+        let fit = structdr::exec::fit_cell(&r.key, data).unwrap();
+        let comps = fit.components.clone().unwrap();
+        split += usize::from(comps.iter().any(|&c| c != comps[0]));
+        let y = fit.embedding().unwrap();
+        let want = structdr_eval::loocv_1nn_accuracy_within_groups(y.view(), labels, &comps).unwrap();
+        assert_eq!(r.metrics["loocv_1nn_accuracy_components"], want);
+        assert_eq!(r.metrics["loocv_1nn_accuracy"], structdr_eval::loocv_1nn_accuracy(y.view(), labels).unwrap());
+    }
+    assert!(split > 0, "the test must exercise a split graph");
+    let md = std::fs::read_to_string(out.tables.unwrap().md).unwrap();
+    assert!(md.contains("rows with their own metric: ESL: `loocv_1nn_accuracy_components`"), "{md}");
+    // nothing left to compute on a second run
+    let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((again.summary.computed, again.summary.cached), (0, 5));
+    // a metric no protocol gives is refused, with its line, at the spec and at a row
+    let e = spec_error(&COMPONENTS_SPEC.replace("select = \"loocv_1nn_accuracy_components\"", "select = \"loocv_1nn_accuracy_component\""));
+    assert!(e.contains("'loocv_1nn_accuracy_component' is not a metric") && e.contains(":17:"), "{e}");
+    let e = spec_error(&COMPONENTS_SPEC.replace("protocols = [\"loocv\"]", "protocols = [\"loocv\"]\nselect = \"acc_mean\""));
+    assert!(e.contains("'acc_mean' is not a metric"), "{e}");
 }

@@ -145,12 +145,15 @@ pub struct Trace {
     /// Why the method stopped, in words (e.g. "closed form", "converged: relative change 3e-7 <=
     /// tol", "iteration limit 500 reached").
     pub termination: String,
+    /// KKT residual of the final iterate for methods that solve a constrained optimisation problem
+    /// (e.g. `||proj grad f||_inf` of a bound-constrained dual); `None` where it does not apply.
+    pub kkt_residual: Option<f64>,
 }
 
 impl Trace {
     /// The trace of a closed-form method.
     pub fn closed_form() -> Trace {
-        Trace { history: Vec::new(), iterations: 0, converged: true, termination: "closed form".into() }
+        Trace { history: Vec::new(), iterations: 0, converged: true, termination: "closed form".into(), kkt_residual: None }
     }
     /// The trace of an iterative method; `termination` defaults to "converged" or "iteration
     /// limit N reached" when empty.
@@ -159,7 +162,13 @@ impl Trace {
         if termination.is_empty() {
             termination = if converged { "converged".into() } else { format!("iteration limit reached after {iterations} iterations") };
         }
-        Trace { history, iterations, converged, termination }
+        Trace { history, iterations, converged, termination, kkt_residual: None }
+    }
+
+    /// The same trace with the final iterate's KKT residual recorded.
+    pub fn with_kkt_residual(mut self, residual: f64) -> Trace {
+        self.kkt_residual = Some(residual);
+        self
     }
 }
 

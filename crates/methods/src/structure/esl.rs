@@ -199,7 +199,10 @@ impl Embedder for Esl {
         let (labels, count) = structdr_numerics::graphs::connected_components(n, &edges);
         let sizes = structdr_numerics::graphs::component_sizes(&labels, count);
         let embedding = component_embedding(n, &edges, &labels, count, self.dim)?;
-        let mut fitted = Fitted::new(Output::Embedding(embedding), Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()));
+        let mut fitted = Fitted::new(
+            Output::Embedding(embedding),
+            Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()).with_kkt_residual(r.projected_gradient_norm),
+        );
         fitted.graph = Some(Graph { n_vertices: n, edges: edges.clone() });
         fitted.components = Some(labels);
         fitted.notes.push(format!(

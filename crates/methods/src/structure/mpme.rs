@@ -207,7 +207,10 @@ impl Embedder for Mpme {
         let edges = edges_above(n, &r.x, 0.0);
         let nnz = edges.len();
         let at_upper = if upper.is_finite() { r.x.iter().filter(|&&v| v >= upper).count() } else { 0 };
-        let mut fitted = Fitted::new(Output::Embedding(embedding), Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()));
+        let mut fitted = Fitted::new(
+            Output::Embedding(embedding),
+            Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()).with_kkt_residual(r.projected_gradient_norm),
+        );
         fitted.graph = Some(Graph { n_vertices: n, edges });
         fitted.notes.push(format!(
             "{} (m = {}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",

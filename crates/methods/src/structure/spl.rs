@@ -35,10 +35,24 @@
 //! needs. No dense N x N matrix is formed, except the kernel of the final `gamma = 0` KPCA and
 //! the Gram matrix of the D > N case.
 //!
-//! Stopping rule (Algorithm 1 says "until convergence"): stop when
-//! `|f_t - f_{t-1}| <= tol max(1, |f_t|)` after a step, or after `max_iter` steps.
+//! Solvers (`solver`):
+//! - `projected` (default) / `lbfgsb`: the dual solved to its optimum as the bound-constrained
+//!   problem `min_{s >= 0} -f(s)` (bounds `[0, inf)`) by the two-metric projected L-BFGS or the
+//!   Fortran L-BFGS-B of [`structdr_numerics::optim`], the solvers of MPME and ESL, from `S = 0`.
+//!   Stop when the KKT residual `||proj grad||_inf` (`proj g_e = max(0, s_e + g_e) - s_e`) falls
+//!   below `tol` times its value at `S = 0`, when the relative objective change is below
+//!   `1e3 eps_mach`, or after `max_iter` iterations.
+//! - `subgradient`: Algorithm 1 literally, projected steps `s <- max(0, s + (1/t) df/ds)` from
+//!   `S = 0`, stopped when `|f_t - f_{t-1}| <= tol max(1, |f_t|)` or after `max_iter` steps. Kept
+//!   for parity: the first step overshoots (the gradient at 0 is `4d - 2 phi`, so every short
+//!   edge jumps to `~4d`) and the harmonic steps return too slowly; on vehicle (K = 5, C = 1e3,
+//!   gamma = 1e-3) it is far from the optimum after thousands of steps (docs/parity/spl.md).
+//!
+//! The trace records `f` (maximised) at `S = 0` and after every iteration, and the final KKT
+//! residual `||proj grad||_inf`.
 
-use crate::api::info::{dim, float_in, int, MethodInfo};
+use super::pair_dual::{solver_label, solver_memory, LBFGSB_FACTR};
+use crate::api::info::{choice, dim, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
@@ -47,6 +61,7 @@ use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
 use structdr_linalg::{canonicalize_signs, eigh_top};
 use structdr_numerics::neighbours::{knn, symmetrised_edges};
+use structdr_numerics::optim::{minimize, projected_gradient_norm, BoundedOptions, Solver};
 
 const NAME: &str = "spl";
 
@@ -65,10 +80,44 @@ pub struct Spl {
     pub c: f64,
     /// Noise precision `gamma >= 0`; `0` embeds by KPCA on `(4L + I)^-1`.
     pub gamma: f64,
-    /// Maximum number of subgradient steps.
+    /// Iteration limit of the solver.
     pub max_iter: usize,
-    /// Relative objective-change tolerance of the stopping rule.
+    /// Tolerance of the solver's stopping rule (module doc: relative KKT residual for the
+    /// bounded solvers, relative objective change for `subgradient`).
     pub tol: f64,
+    /// How the dual is maximised.
+    pub solver: SplSolver,
+}
+
+/// How SPL maximises its dual (module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplSolver {
+    /// Algorithm 1's projected subgradient steps with step size `1/t` (does not converge on
+    /// real data; kept for parity).
+    Subgradient,
+    /// `min_{s >= 0} -f(s)` by a bound-constrained quasi-Newton solver (converges to the optimum).
+    Bounded(Solver),
+}
+
+/// Values of SPL's `solver` parameter.
+pub const SPL_SOLVER_NAMES: &[&str] = &["projected", "lbfgsb", "subgradient"];
+
+impl SplSolver {
+    /// The parameter value naming this solver.
+    pub fn name(self) -> &'static str {
+        match self {
+            SplSolver::Subgradient => "subgradient",
+            SplSolver::Bounded(s) => s.name(),
+        }
+    }
+    /// Parses [`SplSolver::name`].
+    pub fn from_name(s: &str) -> Option<SplSolver> {
+        if s == "subgradient" {
+            Some(SplSolver::Subgradient)
+        } else {
+            Solver::from_name(s).map(SplSolver::Bounded)
+        }
+    }
 }
 
 /// Below this N the `Auto` backend is always sparse (both are fast; the sparse one is the
@@ -311,9 +360,74 @@ impl SplProblem {
         }
     }
 
-    /// Projected-gradient (KKT) residual `||max(0, s + g) - s||_2` of the concave problem.
+    /// Projected-gradient (KKT) residual `||max(0, s + g) - s||_inf` of the concave problem
+    /// `max_{s >= 0} f(s)` (`g = df/ds`): 0 exactly at its maximiser. The same quantity as the
+    /// bounded solvers' `projected_gradient_norm` of `-f`.
     pub fn kkt_residual(s: &[f64], grad: &[f64]) -> f64 {
-        s.iter().zip(grad).map(|(v, g)| ((v + g).max(0.0) - v).powi(2)).sum::<f64>().sqrt()
+        s.iter().zip(grad).map(|(v, g)| ((v + g).max(0.0) - v).abs()).fold(0.0, f64::max)
+    }
+
+    /// Algorithm 1: projected subgradient steps `s <- max(0, s + (1/t) g)` from `S = 0`.
+    /// Returns `(s, evaluation at s, history of f, steps, converged)`.
+    fn solve_subgradient(&self, max_iter: usize, tol: f64) -> Result<(Vec<f64>, SplEval, Vec<f64>, usize, bool)> {
+        let mut s = vec![0.0f64; self.n_edges()];
+        let mut eval = self.evaluate(&s)?;
+        let mut history = vec![eval.objective];
+        let mut converged = false;
+        let mut iterations = 0;
+        for t in 1..=max_iter {
+            SplProblem::step(&mut s, t, &eval.grad);
+            let prev = eval.objective;
+            eval = self.evaluate(&s)?;
+            history.push(eval.objective);
+            iterations = t;
+            if (eval.objective - prev).abs() <= tol * eval.objective.abs().max(1.0) {
+                converged = true;
+                break;
+            }
+        }
+        Ok((s, eval, history, iterations, converged))
+    }
+
+    /// `max_{s >= 0} f(s)` by `solver` on `-f` from `S = 0` (module doc). Returns `(s, evaluation
+    /// at s, history of f, iterations, converged, solver message)`.
+    fn solve_bounded(&self, solver: Solver, max_iter: usize, tol: f64) -> Result<(Vec<f64>, SplEval, Vec<f64>, usize, bool, String)> {
+        let n = self.n_edges();
+        let zero = vec![0.0; n];
+        let lower = vec![0.0; n];
+        let upper = vec![f64::INFINITY; n];
+        let eval0 = self.evaluate(&zero)?;
+        let g0: Vec<f64> = eval0.grad.iter().map(|g| -g).collect();
+        let pg0 = projected_gradient_norm(&zero, &g0, &lower, &upper);
+        let opts = BoundedOptions { m: solver_memory(solver), max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol: tol * pg0, factr: LBFGSB_FACTR };
+        let mut failure: Option<MethodError> = None;
+        let r = minimize(
+            solver,
+            |s, g| match self.evaluate(s) {
+                Ok(e) => {
+                    for (gi, ei) in g.iter_mut().zip(&e.grad) {
+                        *gi = -ei;
+                    }
+                    -e.objective
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    f64::NAN
+                }
+            },
+            &zero,
+            &lower,
+            &upper,
+            &opts,
+        );
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let r = r.map_err(|e| MethodError::Input { method: NAME, reason: e.to_string() })?;
+        // W and Q^-1 Y W at the solution (the solver keeps only f and its gradient)
+        let eval = self.evaluate(&r.x)?;
+        let history = r.history.iter().map(|v| -v).collect();
+        Ok((r.x, eval, history, r.iterations, r.converged, r.message))
     }
 
     /// The embedding at `S`: `X = (gamma/4) Q^-1 Y W` (eq. 22) for `gamma > 0`, KPCA on
@@ -379,6 +493,7 @@ impl Embedder for Spl {
             ("gamma", ParamValue::Float(self.gamma)),
             ("max_iter", ParamValue::Int(self.max_iter as i64)),
             ("tol", ParamValue::Float(self.tol)),
+            ("solver", ParamValue::Str(self.solver.name().into())),
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
@@ -387,26 +502,46 @@ impl Embedder for Spl {
         let n = x.nrows();
         let knn = knn(x, self.k).map_err(numerics(NAME))?;
         let edges = symmetrised_edges(&knn);
-        let prob = SplProblem::new(x, &edges, self.dim, self.gamma, self.c)?;
-        let mut s = vec![0.0f64; prob.n_edges()];
-        let mut eval = prob.evaluate(&s)?;
-        let mut history = vec![eval.objective];
-        let mut converged = false;
-        let mut iterations = 0;
-        for t in 1..=self.max_iter {
-            SplProblem::step(&mut s, t, &eval.grad);
-            let prev = eval.objective;
-            eval = prob.evaluate(&s)?;
-            history.push(eval.objective);
-            iterations = t;
-            if (eval.objective - prev).abs() <= self.tol * eval.objective.abs().max(1.0) {
-                converged = true;
-                break;
+        if self.c.is_infinite() && matches!(self.solver, SplSolver::Bounded(_)) {
+            // d/2 log det Q grows like log s_e on an edge with phi_e = 0 and nothing bounds it
+            if let Some(&(i, j, _)) = edges.iter().find(|e| e.2 == 0.0) {
+                return Err(MethodError::Input {
+                    method: NAME,
+                    reason: format!("samples {i} and {j} coincide (phi = 0): with C = inf the dual is unbounded; use a finite C or remove duplicates"),
+                });
             }
+        }
+        let prob = SplProblem::new(x, &edges, self.dim, self.gamma, self.c)?;
+        let (s, eval, history, iterations, converged, message) = match self.solver {
+            SplSolver::Subgradient => {
+                let (s, eval, history, iterations, converged) = prob.solve_subgradient(self.max_iter, self.tol)?;
+                (s, eval, history, iterations, converged, String::new())
+            }
+            SplSolver::Bounded(solver) => prob.solve_bounded(solver, self.max_iter, self.tol)?,
+        };
+        let kkt = SplProblem::kkt_residual(&s, &eval.grad);
+        let all_zero = s.iter().all(|&v| v == 0.0);
+        if all_zero && self.gamma == 0.0 {
+            // Q = I/4: the kernel (4L + I)^-1 = I has one N-fold eigenvalue, so KPCA has no answer
+            return Err(MethodError::Input {
+                method: NAME,
+                reason: format!(
+                    "degenerate: S = 0 is where the solver stopped (every edge's gradient 4d/(gamma+1) - 2 phi_ij <= 0 at S = 0 when the squared K-NN distances exceed {:.3}), so the gamma = 0 embedding, KPCA on (4L + I)^-1 = I, is undefined (all eigenvalues tie); rescale the data (squared K-NN distances of order d) or use gamma > 0 (scaled PCA at S = 0)",
+                    2.0 * self.dim as f64 / (self.gamma + 1.0)
+                ),
+            });
         }
         let embedding = prob.embedding(&s, &eval)?;
         let active: Vec<(usize, usize, f64)> = prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
-        let mut f = Fitted::new(Output::Embedding(embedding), Trace::iterative(history, iterations, converged, ""));
+        let mut f = Fitted::new(Output::Embedding(embedding), Trace::iterative(history, iterations, converged, message).with_kkt_residual(kkt));
+        f.notes.push(match self.solver {
+            SplSolver::Subgradient => format!("solver: Algorithm 1 projected subgradient steps 1/t from S = 0: {iterations} steps"),
+            SplSolver::Bounded(b) => format!(
+                "solver: {} on -f over s >= 0 (m = {}, pgtol = tol x KKT residual at S = 0, factr = {LBFGSB_FACTR:e}): {iterations} iterations",
+                solver_label(b),
+                solver_memory(b)
+            ),
+        });
         f.notes.push(format!(
             "graph: {} edges (symmetrised {}-NN), {} with s > 0 at the end; backend {:?}; sparse Cholesky of Q: {} ordering, nnz(L) = {} ({} supernodes, {:.3e} flops per factorisation)",
             prob.n_edges(),
@@ -419,11 +554,17 @@ impl Embedder for Spl {
             prob.symbolic().flops()
         ));
         f.notes.push(format!(
-            "final dual objective f = {:.10e} (maximised; history holds f at S_0 = 0 and after every step), projected-gradient residual {:.3e}, log det Q = {:.6e}",
+            "final dual objective f = {:.10e} (maximised; history holds f at S_0 = 0 and after every iteration), KKT residual ||proj grad||_inf = {:.3e}, log det Q = {:.6e}",
             eval.objective,
-            SplProblem::kkt_residual(&s, &eval.grad),
+            kkt,
             eval.log_det
         ));
+        if all_zero {
+            f.notes.push(
+                "S = 0 at the end: no edge pays for itself at this data scale; the embedding is PCA scaled by gamma/(gamma+1) (eq. 22 with Q = (gamma+1)/4 I)"
+                    .into(),
+            );
+        }
         if !eval.top_eigenvalues.is_empty() {
             f.notes.push(format!("top-{} eigenvalues of Y^T Q^-1 Y: {:?}", self.dim, eval.top_eigenvalues));
         } else {
@@ -437,9 +578,9 @@ impl Embedder for Spl {
 pub(crate) fn info() -> MethodInfo {
     MethodInfo {
         name: NAME,
-        summary: "Structured projection learning: projected subgradient ascent on the dual f(S) = d/2 log det Q - <S, Phi> - ||S||^2/(4C) - gamma^2/8 sum top-d eig(Y^T Q^-1 Y), Q = L_S + (gamma+1)/4 I on the K-NN graph; X = (gamma/4) Q^-1 Y W, or KPCA on (4L + I)^-1 when gamma = 0.",
+        summary: "Structured projection learning: the dual f(S) = d/2 log det Q - <S, Phi> - ||S||^2/(4C) - gamma^2/8 sum top-d eig(Y^T Q^-1 Y), Q = L_S + (gamma+1)/4 I on the K-NN graph, maximised over S >= 0 (projected L-BFGS by default, or Algorithm 1's subgradient steps); X = (gamma/4) Q^-1 Y W, or KPCA on (4L + I)^-1 when gamma = 0.",
         reference: "Wang, Probabilistic Dimensionality Reduction via Structure Learning (TPAMI 2019), §3.3, Algorithm 1, eqs. (17)-(23)",
-        version: 1,
+        version: 3,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
@@ -449,8 +590,20 @@ pub(crate) fn info() -> MethodInfo {
             int("k", 1, 10, "neighbours per sample of the K-NN graph that supports S (symmetrised: i ~ j if j in kNN(i) or i in kNN(j))"),
             float_in("C", open(0.0), closed(f64::INFINITY), 1e3, "distance-violation penalty C > 0: the dual carries -||S||_F^2/(4C) (xi_ij = s_ij/(2C)); inf = no violation allowed"),
             float_in("gamma", closed(0.0), open(f64::INFINITY), 1e-3, "noise precision gamma >= 0 of y = W x + eps; 0 = embed by KPCA on (4L + I)^-1"),
-            int("max_iter", 0, 100, "maximum number of projected subgradient steps (step size 1/t)"),
-            float_in("tol", closed(0.0), open(f64::INFINITY), 1e-5, "stop when |f_t - f_{t-1}| <= tol max(1, |f_t|)"),
+            int("max_iter", 0, 3000, "iteration limit of the solver (iterations of projected / lbfgsb, steps of subgradient)"),
+            float_in(
+                "tol",
+                closed(0.0),
+                open(f64::INFINITY),
+                1e-7,
+                "projected / lbfgsb: stop when the KKT residual ||proj grad||_inf <= tol x its value at S = 0; subgradient: stop when |f_t - f_{t-1}| <= tol max(1, |f_t|)",
+            ),
+            choice(
+                "solver",
+                SPL_SOLVER_NAMES,
+                "projected",
+                "dual solver: projected = two-metric projected L-BFGS on s >= 0 (m = 5, converges); lbfgsb = Fortran L-BFGS-B 3.0 (m = 10); subgradient = Algorithm 1's steps 1/t from S = 0 (the paper's; does not reach the optimum on real data)",
+            ),
         ],
         build: |p| {
             Ok(Box::new(Spl {
@@ -460,6 +613,7 @@ pub(crate) fn info() -> MethodInfo {
                 gamma: p.float("gamma"),
                 max_iter: p.usize("max_iter"),
                 tol: p.float("tol"),
+                solver: SplSolver::from_name(p.str("solver")).expect("validated by the schema"),
             }))
         },
     }
@@ -642,7 +796,7 @@ mod tests {
     #[test]
     fn gamma_zero_is_kpca_on_regularised_laplacian_kernel() {
         let x = helix(60, 7);
-        let m = Spl { dim: 2, k: 5, c: 1e3, gamma: 0.0, max_iter: 30, tol: 0.0 };
+        let m = Spl { dim: 2, k: 5, c: 1e3, gamma: 0.0, max_iter: 30, tol: 0.0, solver: SplSolver::Subgradient };
         let fit = m.fit(x.view(), 0).unwrap();
         assert_eq!(fit.trace.iterations, 30);
         // independent dense reference: L from the returned S, Sigma = (4L + I)^-1, centred KPCA
@@ -689,7 +843,7 @@ mod tests {
     fn closed_form_at_zero_and_the_embedding_formula() {
         // at S = 0, Q = (gamma+1)/4 I: W = PCA directions, X = gamma/(gamma+1) Y W (scaled PCA)
         let x = helix(40, 8);
-        let m = Spl { dim: 2, k: 4, c: 1e3, gamma: 2.0, max_iter: 0, tol: 0.0 };
+        let m = Spl { dim: 2, k: 4, c: 1e3, gamma: 2.0, max_iter: 0, tol: 0.0, solver: SplSolver::Subgradient };
         let fit = m.fit(x.view(), 0).unwrap();
         assert_eq!(fit.trace.history.len(), 1);
         let p = structdr_linalg::Pca::fit(x.view()).unwrap().transform(x.view(), 2);
@@ -728,7 +882,7 @@ mod tests {
     #[test]
     fn bad_input_is_a_clear_error() {
         let x = helix(20, 11);
-        let ok = Spl { dim: 2, k: 4, c: 1e3, gamma: 1e-3, max_iter: 5, tol: 1e-5 };
+        let ok = Spl { dim: 2, k: 4, c: 1e3, gamma: 1e-3, max_iter: 5, tol: 1e-5, solver: SplSolver::Subgradient };
         assert!(ok.fit(x.view(), 0).is_ok());
         let err = |m: Spl, x: &Array2<f64>| m.fit(x.view(), 0).unwrap_err().to_string();
         let mut xn = x.clone();
@@ -743,6 +897,18 @@ mod tests {
         assert!(err(Spl { dim: 4, ..ok.clone() }, &x).contains("dim = 4"));
         assert!(err(Spl { tol: f64::NAN, ..ok.clone() }, &x).contains("tol"));
         assert!(err(ok.clone(), &Array2::ones((10, 3))).contains("constant"));
+        // a duplicate sample with C = inf: the dual is unbounded, refused by the converged solver
+        let mut xd = x.clone();
+        let r0 = xd.row(0).to_owned();
+        xd.row_mut(5).assign(&r0);
+        let conv = Spl { c: f64::INFINITY, solver: SplSolver::Bounded(Solver::Projected), ..ok.clone() };
+        assert!(err(conv.clone(), &xd).contains("samples 0 and 5 coincide"));
+        assert!(conv.fit(x.view(), 0).is_ok());
+        // data so spread that no edge enters: S = 0 is optimal; gamma = 0 has no embedding there
+        let far = &x * 1e3;
+        assert!(err(Spl { gamma: 0.0, solver: SplSolver::Bounded(Solver::Projected), ..ok.clone() }, &far).contains("degenerate: S = 0"));
+        let pca_like = Spl { solver: SplSolver::Bounded(Solver::Projected), ..ok.clone() }.fit(far.view(), 0).unwrap();
+        assert!(pca_like.notes.iter().any(|n| n.contains("S = 0 at the end")));
         // through the registry: C < 0 and gamma < 0 are rejected by the schema, inf accepted
         let info = crate::registry::lookup("spl").unwrap();
         let mut p = ParamMap::new();
@@ -753,13 +919,15 @@ mod tests {
         p.insert("gamma".into(), ParamValue::Float(-1.0));
         assert!(info.resolve(&p).is_err());
         let names: Vec<_> = info.params.iter().map(|q| q.name).collect();
-        assert_eq!(names, ["dim", "k", "C", "gamma", "max_iter", "tol"]);
+        assert_eq!(names, ["dim", "k", "C", "gamma", "max_iter", "tol", "solver"]);
+        p.insert("solver".into(), ParamValue::Str("newton".into()));
+        assert!(info.resolve(&p).is_err());
     }
 
     #[test]
     fn deterministic_and_history_recorded() {
         let x = helix(80, 12);
-        let m = Spl { dim: 2, k: 6, c: f64::INFINITY, gamma: 1e-3, max_iter: 60, tol: 1e-7 };
+        let m = Spl { dim: 2, k: 6, c: f64::INFINITY, gamma: 1e-3, max_iter: 60, tol: 1e-7, solver: SplSolver::Subgradient };
         let a = m.fit(x.view(), 0).unwrap();
         let b = m.fit(x.view(), 1).unwrap();
         assert_eq!(a.embedding().unwrap(), b.embedding().unwrap());
@@ -769,5 +937,57 @@ mod tests {
         assert!(a.trace.history.last().unwrap() > &a.trace.history[0]);
         assert_eq!(a.embedding().unwrap().dim(), (80, 2));
         let _ = a.embedding().unwrap().slice(s![.., 0]);
+    }
+
+    /// The bounded solvers reach the dual's maximiser: both agree, the KKT conditions hold edge
+    /// by edge (`g_e ~ 0` where `s_e > 0`, `g_e <= 0` where `s_e = 0`), no feasible perturbation
+    /// increases `f`, and Algorithm 1's subgradient steps from the same start stay below it.
+    #[test]
+    fn bounded_solvers_reach_the_kkt_point_the_subgradient_loop_misses() {
+        // a scale at which the optimum has both active and inactive edges
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
+        let x = Array2::from_shape_fn((120, 4), |_| rng.gen_range(0.0..3.0));
+        let base = Spl { dim: 2, k: 6, c: 1e3, gamma: 1e-3, max_iter: 3000, tol: 1e-9, solver: SplSolver::Bounded(Solver::Projected) };
+        let edges = graph(&x, 6);
+        let prob = SplProblem::new(x.view(), &edges, 2, 1e-3, 1e3).unwrap();
+        let mut finals = vec![];
+        for solver in Solver::ALL {
+            let fit = Spl { solver: SplSolver::Bounded(solver), ..base.clone() }.fit(x.view(), 0).unwrap();
+            let kkt = fit.trace.kkt_residual.expect("the trace records the KKT residual");
+            let g = fit.graph.as_ref().unwrap();
+            // rebuild s on all edges from the active ones the fit reports
+            let mut s = vec![0.0; edges.len()];
+            for &(i, j, v) in &g.edges {
+                s[edges.iter().position(|&(a, b, _)| (a, b) == (i, j)).unwrap()] = v;
+            }
+            let ev = prob.evaluate(&s).unwrap();
+            let g0 = prob.evaluate(&vec![0.0; edges.len()]).unwrap();
+            let r0 = SplProblem::kkt_residual(&vec![0.0; edges.len()], &g0.grad);
+            assert!((SplProblem::kkt_residual(&s, &ev.grad) - kkt).abs() <= 1e-12 * r0, "{solver:?}: recorded residual is the residual at s");
+            assert!(kkt < 1e-5 * r0, "{solver:?}: KKT residual {kkt:e} (at S = 0: {r0:e})");
+            let (mut n_active, mut n_zero) = (0, 0);
+            for (&v, &ge) in s.iter().zip(&ev.grad) {
+                if v > 0.0 {
+                    n_active += 1;
+                    assert!(ge.abs() <= kkt, "{solver:?}: active edge with gradient {ge:e}");
+                } else {
+                    n_zero += 1;
+                    assert!(ge <= kkt, "{solver:?}: zero edge with ascent direction {ge:e}");
+                }
+            }
+            assert!(n_active > 0 && n_zero > 0, "{solver:?}: {n_active} active, {n_zero} at the bound: both must be exercised");
+            let f = *fit.trace.history.last().unwrap();
+            assert_eq!(f, ev.objective, "{solver:?}: history ends at f(s)");
+            for _ in 0..10 {
+                let sp: Vec<f64> = s.iter().map(|v| (v + 1e-3 * rng.gen_range(-1.0..1.0)).max(0.0)).collect();
+                assert!(prob.evaluate(&sp).unwrap().objective <= f + 1e-10 * f.abs().max(1.0), "{solver:?}: a perturbation increases f");
+            }
+            finals.push(f);
+        }
+        assert!((finals[0] - finals[1]).abs() < 1e-8 * finals[0].abs().max(1.0), "the two solvers' optima differ: {finals:?}");
+        let sub = Spl { solver: SplSolver::Subgradient, max_iter: 200, tol: 0.0, ..base.clone() }.fit(x.view(), 0).unwrap();
+        let f_sub = *sub.trace.history.last().unwrap();
+        assert!(f_sub < finals[0], "subgradient {f_sub} >= optimum {}", finals[0]);
+        assert!(sub.trace.kkt_residual.unwrap() > 1e3 * base.fit(x.view(), 0).unwrap().trace.kkt_residual.unwrap());
     }
 }

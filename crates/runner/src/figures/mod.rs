@@ -32,7 +32,7 @@ pub fn draw_best_embeddings(
             let Ok(f) = structdr_linalg::blas::with_threads(1, || fits.get_or_fit(&r.key, &p.data)) else { continue };
             let Ok(y) = exec::scored_coordinates(&f, &r.key, &p.data) else { continue };
             let points: Vec<(f64, f64)> = (0..y.nrows()).map(|i| (y[[i, 0]], if y.ncols() > 1 { y[[i, 1]] } else { 0.0 })).collect();
-            let score = b.value(metric).map(|v| format!(": {v:.4}")).unwrap_or_default();
+            let score = b.score().map(|v| format!(": {v:.4}")).unwrap_or_default();
             // Only the parameters the grid varies, so titles stay short.
             let cells = &plan.methods[b.method].cells;
             let params: Vec<String> =
@@ -230,7 +230,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
     let t0 = std::time::Instant::now();
     let mut todo: Vec<(String, usize, store::CellKey)> = Vec::new();
     for p in plan.figures.iter().flatten() {
-        let key = crate::plan::cell_key(plan, &prepared[p.dataset], &p.method, crate::method_version(&p.method)?, &p.params);
+        let key = crate::plan::cell_key(plan, &prepared[p.dataset], &p.method, crate::method_version(&p.method)?, &plan.spec_protocols(), &p.params);
         let hash = key.hash();
         if !todo.iter().any(|t| t.0 == hash) {
             todo.push((hash, p.dataset, key));
@@ -255,7 +255,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
         let mut extra: Vec<String> = Vec::new();
         for p in panels {
             let fail = |e: String| anyhow::anyhow!("figure '{}', panel '{}': {e}", def.name, p.title);
-            let key = crate::plan::cell_key(plan, &prepared[p.dataset], &p.method, crate::method_version(&p.method)?, &p.params);
+            let key = crate::plan::cell_key(plan, &prepared[p.dataset], &p.method, crate::method_version(&p.method)?, &plan.spec_protocols(), &p.params);
             let (f, seconds) = fitted[&key.hash()].as_ref().map_err(|e| fail(e.clone()))?;
             let data = &prepared[p.dataset].data;
             // What the panel draws: the scored coordinates (an embedding, a principal graph's
