@@ -203,30 +203,42 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     }
     // Best parameters and failures.
     let score_header = if plan.one_metric() { metric.clone() } else { "score (the row's metric)".to_string() };
-    writeln!(md, "\n## Selected cells\n\n| method | data set | {score_header} | parameters | d | cells ok | fit s |\n|---|---|---:|---|---:|---:|---:|").ok();
+    // Constrained solvers' end points (objective, KKT residual) when any selected record has one.
+    let solver_end = best.iter().any(|b| b.record.as_ref().is_some_and(|r| r.kkt_residual.is_some()));
+    let (end_head, end_rule) = if solver_end { (" iterations | objective | KKT residual |", "---:|---:|---:|") } else { ("", "") };
+    writeln!(md, "\n## Selected cells\n\n| method | data set | {score_header} | parameters | d | cells ok | fit s |{end_head}\n|---|---|---:|---|---:|---:|---:|{end_rule}").ok();
     for b in best {
         let m = &plan.methods[b.method];
         match &b.record {
-            Some(r) => writeln!(
-                md,
-                "| {} | {} | {} | {} | {} | {}/{} | {:.2} |",
-                m.label,
-                data[b.dataset].label,
-                fmt(b.score()),
-                r.params_string(),
-                r.dim,
-                b.ok,
-                b.total,
-                r.fit_seconds
-            )
-            .ok(),
+            Some(r) => {
+                let end = if !solver_end {
+                    String::new()
+                } else {
+                    let e = |v: Option<f64>| v.map(|v| format!("{v:.6e}")).unwrap_or_else(|| "–".into());
+                    format!(" {} | {} | {} |", r.iterations, e(r.objective), r.kkt_residual.map(|v| format!("{v:.2e}")).unwrap_or_else(|| "–".into()))
+                };
+                writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {}/{} | {:.2} |{end}",
+                    m.label,
+                    data[b.dataset].label,
+                    fmt(b.score()),
+                    r.params_string(),
+                    r.dim,
+                    b.ok,
+                    b.total,
+                    r.fit_seconds
+                )
+                .ok()
+            }
             None => {
                 // No usable record: say whether cells failed or were simply not run yet.
                 let why = match &b.first_error {
                     Some(e) => format!("failed: {}", e.replace('|', "/")),
                     None => "not computed yet".to_string(),
                 };
-                writeln!(md, "| {} | {} | – | {why} | | {}/{} | |", m.label, data[b.dataset].label, b.ok, b.total).ok()
+                let pad = if solver_end { " | | |" } else { "" };
+                writeln!(md, "| {} | {} | – | {why} | | {}/{} | |{pad}", m.label, data[b.dataset].label, b.ok, b.total).ok()
             }
         };
     }
