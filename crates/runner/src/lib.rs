@@ -40,6 +40,8 @@ pub struct RunOutput {
     pub figures: Vec<PathBuf>,
     /// The selected best cell of every (method, data set) pair.
     pub best: Vec<report::Best>,
+    /// Every cell of the plan with its record (cached or computed now; `None`: not computed).
+    pub results: Vec<(plan::Cell, Option<store::Record>)>,
     /// The data sets after preprocessing, in spec order.
     pub prepared: Vec<data::Prepared>,
 }
@@ -65,7 +67,7 @@ pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<Ru
         figures.extend(figures::draw_best_embeddings(plan, &prepared, &best, &metric, &out_dir, &fits)?);
     }
     figures.extend(figures::draw_figure_defs(plan, &prepared, &out_dir, &fits, opts.quiet)?);
-    Ok(RunOutput { summary, tables, figures, best, prepared })
+    Ok(RunOutput { summary, tables, figures, best, prepared, results })
 }
 
 /// The current version of a registered method.

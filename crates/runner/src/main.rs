@@ -90,6 +90,11 @@ struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+    /// Exit with status 2 when any cell of the spec failed (computed now or stored), after
+    /// writing the tables: for scheduled jobs that must notice a failure. Without it, a run exits
+    /// non-zero only when no cell of the spec succeeded.
+    #[arg(long)]
+    fail_on_error: bool,
 }
 
 #[derive(Args)]
@@ -335,7 +340,24 @@ fn run(a: RunArgs) -> Result<()> {
             println!("mean |ours - paper| {:<8} {v:.4} over {n} data sets", m.label);
         }
     }
+    // Every failed cell with its reason: nothing fails silently.
+    let failed = structdr::report::failed_cells(&plan, &out.prepared, &out.results);
+    if !failed.is_empty() {
+        println!("failed cells ({}):", failed.len());
+        for f in &failed {
+            println!("  {f}");
+        }
+    }
     println!("elapsed: {:.1} s", t0.elapsed().as_secs_f64());
+    let ok = out.results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == structdr::store::Status::Ok)).count();
+    if !out.results.is_empty() && ok == 0 && s.skipped == 0 {
+        eprintln!("error: no cell of {} succeeded ({} failed)", a.spec.display(), failed.len());
+        std::process::exit(2);
+    }
+    if a.fail_on_error && !failed.is_empty() {
+        eprintln!("error: {} failed cell(s) in {} (--fail-on-error)", failed.len(), a.spec.display());
+        std::process::exit(2);
+    }
     Ok(())
 }
 

@@ -68,6 +68,27 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
     out
 }
 
+/// One line per failed cell of the plan (cached or computed now): `data set / row params: reason`.
+/// Rows sharing a cell list it once.
+pub fn failed_cells(plan: &Plan, data: &[Prepared], results: &[(Cell, Option<Record>)]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    results
+        .iter()
+        .filter_map(|(c, r)| {
+            let r = r.as_ref().filter(|r| r.status == Status::Failed)?;
+            seen.insert(c.hash.as_str()).then(|| {
+                format!(
+                    "{} / {} {}: {}",
+                    data[c.dataset].label,
+                    plan.methods[c.method].label,
+                    r.params_string(),
+                    r.error.as_deref().unwrap_or("(no reason recorded)")
+                )
+            })
+        })
+        .collect()
+}
+
 /// Whether a data set stands in for a different one in the paper (its note says "stand-in").
 fn is_stand_in(p: &Prepared) -> bool {
     p.data.note.as_deref().is_some_and(|n| n.to_ascii_lowercase().starts_with("stand-in"))

@@ -188,3 +188,40 @@ fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success() && err.contains("2 cached, 0 to run") && !err.lines().any(|l| l.starts_with('[')), "{err}");
 }
+
+/// Failed cells are listed with their reasons at the end of every run; `--fail-on-error` turns any
+/// failed cell into exit status 2 (after the tables are written), and a spec none of whose cells
+/// succeeds exits 2 without the flag.
+#[test]
+fn failed_cells_are_listed_and_fail_on_error_sets_the_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, dims: &str| {
+        let spec = dir.path().join(name);
+        std::fs::write(
+            &spec,
+            format!(
+                "id = \"failing\"\ntitle = \"failing cells\"\nseed = 3\noutput = \"{out}\"\n\
+                 [evaluation]\nprotocols = [\"loocv\"]\n\
+                 [[dataset]]\nname = \"two_moons\"\nparams = {{ n = 60 }}\n\
+                 [[method]]\nname = \"pca\"\ngrid = {{ dim = {dims} }}\n",
+                out = dir.path().join(name).with_extension("out").display()
+            ),
+        )
+        .unwrap();
+        spec
+    };
+    let some = write("some.toml", "[1, 5]");
+    let plain = bin().args(["run", some.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&plain.stdout);
+    assert!(plain.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&plain.stderr));
+    assert!(stdout.contains("failed cells (1):") && stdout.contains("two_moons / pca dim=5: "), "{stdout}");
+    // the same store again with the flag: the stored failure counts, the tables are still written
+    let strict = bin().args(["run", "--fail-on-error", some.to_str().unwrap()]).output().unwrap();
+    assert_eq!(strict.status.code(), Some(2), "{}", String::from_utf8_lossy(&strict.stderr));
+    assert!(String::from_utf8_lossy(&strict.stderr).contains("1 failed cell(s)"));
+    assert!(String::from_utf8_lossy(&strict.stdout).contains("tables: "));
+    let none = write("none.toml", "[5, 6]");
+    let all_failed = bin().args(["run", none.to_str().unwrap()]).output().unwrap();
+    assert_eq!(all_failed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&all_failed.stderr).contains("no cell of"), "{}", String::from_utf8_lossy(&all_failed.stderr));
+}
