@@ -215,6 +215,29 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// Checks the step's own parameters (those that do not depend on the data): `threshold` in
+    /// (0, 1], `d >= 1`, a finite positive `bandwidth`, a non-empty label list, `1 <= count <=
+    /// 1e6` noise features. What depends on the data (`d <= D`, labels present) is checked when
+    /// the step is applied.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &'static str, reason: String| Err(PreprocessError::BadParam { what, reason });
+        match self {
+            Step::Zscore | Step::Minmax => Ok(()),
+            Step::PcaEnergy { threshold, .. } if !(*threshold > 0.0 && *threshold <= 1.0) => {
+                bad("pca_energy", format!("threshold must be in (0, 1], got {threshold}"))
+            }
+            Step::PcaDim { d: 0 } => bad("pca_dim", "d must be >= 1".into()),
+            Step::GaussianKernel { bandwidth: Some(b) } if !(b.is_finite() && *b > 0.0) => {
+                bad("gaussian_kernel", format!("bandwidth must be finite and > 0, got {b}"))
+            }
+            Step::SelectLabels { labels } if labels.is_empty() => bad("select_labels", "labels is empty".into()),
+            Step::NoiseFeatures { count, .. } if *count == 0 || *count > 1_000_000 => bad("noise_features", format!("count must be in [1, 1e6], got {count}")),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Keeps the samples of `ds` whose label is in `labels`, in their original order (labels, `t`
 /// and the checksum follow). Errors when the set is unlabelled or nothing is left.
 pub fn select_labels(ds: &Dataset, labels: &[i64]) -> Result<Dataset> {
@@ -298,6 +321,7 @@ pub struct StepRecord {
 pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord>)> {
     let mut records = Vec::with_capacity(steps.len());
     for step in steps {
+        step.validate()?;
         let input_shape = ds.x.dim();
         let mut rec = StepRecord { step: step.clone(), input_shape, output_shape: input_shape, constant_features: vec![], pca: None, bandwidth: None };
         let x = match step {

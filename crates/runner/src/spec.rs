@@ -50,9 +50,10 @@ use structdr_linalg::EnergyRule;
 use structdr_methods::{ParamMap, ParamValue};
 use toml::Spanned;
 
-/// A spec error, located at a line of the spec file when possible.
+/// A spec error, located at a line of the spec file when possible; `others` holds the further
+/// errors found in the same pass (`check` reports all of them at once, one per line).
 #[derive(Debug, thiserror::Error)]
-#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+#[error("{file}{}: {message}{}", line.map(|l| format!(":{l}")).unwrap_or_default(), others.iter().map(|e| format!("\n{e}")).collect::<String>())]
 pub struct SpecError {
     /// Path of the spec file, as displayed.
     pub file: String,
@@ -60,6 +61,8 @@ pub struct SpecError {
     pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
+    /// Further errors of the same spec.
+    pub others: Vec<SpecError>,
 }
 
 /// How `dim = "energy"` resolves: the smallest d whose top-d PCA eigenvalues reach `threshold` of
@@ -239,11 +242,12 @@ pub struct Spec {
     /// part of every cell key, from which each cell's seed derives.
     #[serde(default)]
     pub seed: u64,
-    /// Output directory (default `results/<id>`); tables are `<output>.{md,csv,tex}` when
-    /// `table_path` is given, else `<output>/table.{md,csv,tex}`.
+    /// Output directory inside the results directory (default `<id>`: `results/<id>`; another
+    /// spec's id shares its record store). Relative, without `..`.
     #[serde(default)]
     pub output: Option<String>,
-    /// Path stem of the table files (e.g. `results/table1_loocv`).
+    /// Path stem of the table files inside the results directory (e.g. `table1_loocv` for
+    /// `results/table1_loocv.{md,csv,tex}`; default `<output>/table`). Relative, without `..`.
     #[serde(default)]
     pub table_path: Option<String>,
     /// How `dim = "energy"` resolves (`[dim]`; default threshold 0.95, rule `ge`).
@@ -419,14 +423,14 @@ impl Plan {
     /// Directory for figures and the record cache of this spec.
     pub fn output_dir(&self, results_root: &Path) -> PathBuf {
         match &self.spec.output {
-            Some(o) => PathBuf::from(o),
+            Some(o) => results_root.join(o),
             None => results_root.join(&self.spec.id),
         }
     }
     /// Path stem of the table files.
     pub fn table_stem(&self, results_root: &Path) -> PathBuf {
         match &self.spec.table_path {
-            Some(p) => PathBuf::from(p),
+            Some(p) => results_root.join(p),
             None => self.output_dir(results_root).join("table"),
         }
     }
@@ -496,30 +500,57 @@ fn line_of(text: &str, offset: usize) -> usize {
 /// Reads, parses and validates a spec file.
 pub fn load(path: &Path) -> Result<Plan, SpecError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SpecError { file: file.clone(), line: None, message: format!("cannot read spec: {e}") })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| SpecError { file: file.clone(), line: None, message: format!("cannot read spec: {e}"), others: vec![] })?;
     parse(&text, &file, path)
 }
 
 /// Parses and validates spec text (`file` names it in errors).
 pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
-    let err = |span: Option<std::ops::Range<usize>>, message: String| SpecError { file: file.to_string(), line: span.map(|s| line_of(text, s.start)), message };
+    let err = |span: Option<std::ops::Range<usize>>, message: String| SpecError {
+        file: file.to_string(),
+        line: span.map(|s| line_of(text, s.start)),
+        message,
+        others: vec![],
+    };
     let spec: Spec = toml::from_str(text).map_err(|e| err(e.span(), e.message().trim().to_string()))?;
+    // Every problem is collected (`check` reports them all at once); the plan is built only when
+    // there is none.
+    let mut errors: Vec<SpecError> = Vec::new();
+    let key_line =
+        |key: &str| text.lines().position(|l| l.trim_start().starts_with(key) && l.trim_start()[key.len()..].trim_start().starts_with('=')).map(|i| i + 1);
 
     if spec.datasets.is_empty() {
-        return Err(err(None, "the spec names no [[dataset]]".into()));
+        errors.push(err(None, "the spec names no [[dataset]]".into()));
     }
     if spec.methods.is_empty() && spec.figure_defs.is_empty() {
-        return Err(err(None, "the spec names no [[method]] and no [[figure]]".into()));
+        errors.push(err(None, "the spec names no [[method]] and no [[figure]]".into()));
     }
     if !spec.methods.is_empty() {
         match &spec.evaluation {
-            None => return Err(err(None, "a spec with [[method]] grids needs an [evaluation] table".into())),
-            Some(ev) if ev.protocols.is_empty() => return Err(err(None, "evaluation.protocols is empty".into())),
-            Some(ev) => check_metric(&spec_metric(&spec), &ev.protocols).map_err(|m| err(None, format!("[evaluation] {m}")))?,
+            None => errors.push(err(None, "a spec with [[method]] grids needs an [evaluation] table".into())),
+            Some(ev) if ev.protocols.is_empty() => errors.push(err(None, "evaluation.protocols is empty".into())),
+            Some(ev) => {
+                if let Err(m) = check_metric(&spec_metric(&spec), &ev.protocols) {
+                    errors.push(SpecError { line: key_line("select"), ..err(None, format!("[evaluation] {m}")) });
+                }
+            }
+        }
+    }
+    if let Some(ev) = &spec.evaluation {
+        if ev.protocols.contains(&Protocol::Kmeans) && ev.restarts == 0 {
+            errors.push(SpecError { line: key_line("restarts"), ..err(None, "evaluation.restarts must be >= 1 for the kmeans protocol".into()) });
         }
     }
     if !(spec.dim.threshold > 0.0 && spec.dim.threshold <= 1.0) {
-        return Err(err(None, format!("dim.threshold must be in (0, 1], got {}", spec.dim.threshold)));
+        errors.push(SpecError { line: key_line("threshold"), ..err(None, format!("dim.threshold must be in (0, 1], got {}", spec.dim.threshold)) });
+    }
+    for (what, value) in [("id", Some(spec.id.as_str())), ("output", spec.output.as_deref()), ("table_path", spec.table_path.as_deref())] {
+        if let Some(v) = value {
+            if let Err(m) = check_relative_path(what, v) {
+                errors.push(SpecError { line: key_line(what), ..err(None, m) });
+            }
+        }
     }
     // Data sets: registry names or synthetic generators.
     let registry = structdr_datasets::registry::Registry::builtin();
@@ -530,10 +561,17 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         let is_synthetic = structdr_datasets::synthetic::generators().iter().find(|g| g.name == name.as_str());
         match is_synthetic {
             Some(g) => {
+                let mut known_params = true;
                 for p in d.params.keys() {
                     if !g.params.iter().any(|(n, _, _)| n == p) {
                         let known: Vec<_> = g.params.iter().map(|(n, _, _)| *n).collect();
-                        return Err(err(span, format!("generator '{name}' has no parameter '{p}' (it has: {})", known.join(", "))));
+                        errors.push(err(span.clone(), format!("generator '{name}' has no parameter '{p}' (it has: {})", known.join(", "))));
+                        known_params = false;
+                    }
+                }
+                if known_params {
+                    if let Err(e) = structdr_datasets::synthetic::validate(name, &d.params) {
+                        errors.push(err(span.clone(), e.to_string()));
                     }
                 }
             }
@@ -541,56 +579,110 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
                 if registry.get(name).is_err() {
                     let gens: Vec<_> = structdr_datasets::synthetic::generators().iter().map(|g| g.name).collect();
                     let regs: Vec<_> = registry.names();
-                    return Err(err(
-                        span,
+                    errors.push(err(
+                        span.clone(),
                         format!("unknown data set '{name}': not in the registry ({}) nor a synthetic generator ({})", regs.join(", "), gens.join(", ")),
                     ));
                 }
                 if !d.params.is_empty() {
-                    return Err(err(span, format!("data set '{name}' comes from the registry and takes no params")));
+                    errors.push(err(span.clone(), format!("data set '{name}' comes from the registry and takes no params")));
                 }
+            }
+        }
+        for step in &d.preprocess {
+            if let Err(e) = step.validate() {
+                errors.push(err(span.clone(), format!("data set '{name}': {e}")));
             }
         }
         let label = d.label.clone().unwrap_or_else(|| name.clone());
         if !seen.insert(label.clone()) {
-            return Err(err(span, format!("data set label '{label}' appears twice; give one a distinct `label`")));
+            errors.push(err(span, format!("data set label '{label}' appears twice; give one a distinct `label`")));
         }
     }
     // Methods: names, parameters and grid values checked against the registry.
     let mut methods = Vec::new();
     let mut labels = std::collections::BTreeSet::new();
+    let mut total_cells: u128 = 0;
     for m in &spec.methods {
         let name = m.name.get_ref();
-        let info = structdr_methods::lookup(name).map_err(|e| err(Some(m.name.span()), e.to_string()))?;
+        let info = match structdr_methods::lookup(name) {
+            Ok(i) => i,
+            Err(e) => {
+                errors.push(err(Some(m.name.span()), e.to_string()));
+                continue;
+            }
+        };
         let mut axes: Vec<(String, Vec<ParamValue>)> = Vec::new();
+        let mut grid_ok = true;
         for (key, value) in &m.grid {
             let span = Some(value.span());
-            let schema = info.param(key).ok_or_else(|| {
+            let Some(schema) = info.param(key) else {
                 let known: Vec<_> = info.params.iter().map(|p| p.name).collect();
-                err(span.clone(), format!("method '{name}' has no parameter '{key}' (it has: {})", known.join(", ")))
-            })?;
+                errors.push(err(span.clone(), format!("method '{name}' has no parameter '{key}' (it has: {})", known.join(", "))));
+                grid_ok = false;
+                continue;
+            };
             let values: Vec<toml::Value> = match value.get_ref() {
                 toml::Value::Array(a) => a.clone(),
                 v => vec![v.clone()],
             };
             if values.is_empty() {
-                return Err(err(span, format!("grid for '{name}.{key}' is empty")));
+                errors.push(err(span, format!("grid for '{name}.{key}' is empty")));
+                grid_ok = false;
+                continue;
             }
             let mut checked = Vec::new();
             for v in values {
-                let pv = toml_to_param(&v).ok_or_else(|| err(span.clone(), format!("'{name}.{key}': unsupported value {v}")))?;
+                let Some(pv) = toml_to_param(&v) else {
+                    errors.push(err(span.clone(), format!("'{name}.{key}': unsupported value {v}")));
+                    grid_ok = false;
+                    continue;
+                };
                 if key == "dim" && pv == ParamValue::Str(DIM_ENERGY.into()) {
                     checked.push(pv);
                     continue;
                 }
-                let ok = schema.check(name, &pv).map_err(|e| err(span.clone(), e.to_string()))?;
-                checked.push(ok);
+                match schema.check(name, &pv) {
+                    Ok(ok) => checked.push(ok),
+                    Err(e) => {
+                        errors.push(err(span.clone(), e.to_string()));
+                        grid_ok = false;
+                    }
+                }
             }
             axes.push((key.clone(), checked));
         }
         // Default `dim` in tables: the energy dimension, unless the grid sets it.
         if info.param("dim").is_some() && !m.grid.contains_key("dim") {
             axes.push(("dim".into(), vec![ParamValue::Str(DIM_ENERGY.into())]));
+        }
+        // Count before expanding: a grid is a product, and a mistyped range can ask for millions.
+        let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
+        total_cells = total_cells.saturating_add(n_cells.saturating_mul(spec.datasets.len().max(1) as u128));
+        if n_cells > MAX_GRID_CELLS as u128 {
+            errors.push(err(
+                Some(m.name.span()),
+                format!("method '{name}': the grid has {n_cells} cells (the product of its axes' lengths), more than the limit of {MAX_GRID_CELLS} per method"),
+            ));
+            continue;
+        }
+        let label = m.label.clone().unwrap_or_else(|| name.clone());
+        if !labels.insert(label.clone()) {
+            errors.push(err(Some(m.name.span()), format!("method label '{label}' appears twice; give one a distinct `label`")));
+        }
+        let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
+        let protocols = merge_protocols(&spec_protocols, &m.protocols);
+        let metric = match &m.select {
+            Some(sel) => {
+                if let Err(e) = check_metric(sel.get_ref(), &protocols) {
+                    errors.push(err(Some(sel.span()), format!("method '{label}': {e}")));
+                }
+                sel.get_ref().clone()
+            }
+            None => spec_metric(&spec),
+        };
+        if !grid_ok {
+            continue;
         }
         let mut cells = vec![ParamMap::new()];
         for (key, values) in &axes {
@@ -611,64 +703,78 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
             if concrete.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
                 concrete.insert("dim".into(), ParamValue::Int(2));
             }
-            let mut r = info.resolve(&concrete).map_err(|e| err(Some(m.name.span()), e.to_string()))?;
-            if c.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
-                r.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
+            match info.resolve(&concrete) {
+                Ok(mut r) => {
+                    if c.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
+                        r.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
+                    }
+                    resolved.push(r);
+                }
+                Err(e) => {
+                    errors.push(err(Some(m.name.span()), e.to_string()));
+                    break;
+                }
             }
-            resolved.push(r);
         }
-        let label = m.label.clone().unwrap_or_else(|| name.clone());
-        if !labels.insert(label.clone()) {
-            return Err(err(Some(m.name.span()), format!("method label '{label}' appears twice; give one a distinct `label`")));
-        }
-        let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
-        let protocols = merge_protocols(&spec_protocols, &m.protocols);
-        let metric = match &m.select {
-            Some(sel) => {
-                check_metric(sel.get_ref(), &protocols).map_err(|e| err(Some(sel.span()), format!("method '{label}': {e}")))?;
-                sel.get_ref().clone()
-            }
-            None => spec_metric(&spec),
-        };
         methods.push(MethodPlan { name: name.clone(), label, paper_row: m.paper_row.clone(), cells: resolved, version: info.version, protocols, metric });
+    }
+    if total_cells > MAX_PLAN_CELLS as u128 {
+        errors.push(err(None, format!("the spec has {total_cells} cells (data sets x grid cells), more than the limit of {MAX_PLAN_CELLS}; split it")));
     }
     if let Some(r) = &spec.reference {
         for (row, vals) in &r.rows {
             if vals.len() != r.datasets.len() {
-                return Err(err(None, format!("reference row '{row}' has {} values for {} data sets", vals.len(), r.datasets.len())));
+                errors.push(SpecError {
+                    line: key_line(row),
+                    ..err(None, format!("reference row '{row}' has {} values for {} data sets", vals.len(), r.datasets.len()))
+                });
             }
         }
         if r.d.as_ref().is_some_and(|d| d.len() != r.datasets.len()) {
-            return Err(err(None, "reference.d must have one entry per reference data set".into()));
+            errors.push(err(None, "reference.d must have one entry per reference data set".into()));
         }
     }
     // Stand-alone figures.
     let labels_of: Vec<String> = spec.datasets.iter().map(|d| d.label.clone().unwrap_or_else(|| d.name.get_ref().clone())).collect();
     let mut figures = Vec::new();
     for f in &spec.figure_defs {
+        let before = errors.len();
         if f.panels.is_empty() {
-            return Err(err(None, format!("figure '{}' has no [[figure.panel]]", f.name)));
+            errors.push(err(None, format!("figure '{}' has no [[figure.panel]]", f.name)));
         }
         let scatter = matches!(f.kind, FigureKind::Embedding | FigureKind::Graph);
         if !scatter && (f.colour != ColourBy::Auto || f.separate_components) {
-            return Err(err(None, format!("figure '{}': `colour` and `separate_components` apply to embedding and graph figures only", f.name)));
+            errors.push(err(None, format!("figure '{}': `colour` and `separate_components` apply to embedding and graph figures only", f.name)));
         }
         if f.columns == Some(0) {
-            return Err(err(None, format!("figure '{}': `columns` must be >= 1", f.name)));
+            errors.push(err(None, format!("figure '{}': `columns` must be >= 1", f.name)));
         }
         if f.kind != FigureKind::Adjacency && f.order != VertexOrder::Sample {
-            return Err(err(None, format!("figure '{}': `order` applies to adjacency figures only", f.name)));
+            errors.push(err(None, format!("figure '{}': `order` applies to adjacency figures only", f.name)));
         }
         let mut panels = Vec::new();
         for p in &f.panels {
-            let dataset = labels_of.iter().position(|l| l == p.dataset.get_ref()).ok_or_else(|| {
-                err(Some(p.dataset.span()), format!("figure '{}': no data set labelled '{}' (have: {})", f.name, p.dataset.get_ref(), labels_of.join(", ")))
-            })?;
-            let info = structdr_methods::lookup(p.method.get_ref()).map_err(|e| err(Some(p.method.span()), e.to_string()))?;
+            let Some(dataset) = labels_of.iter().position(|l| l == p.dataset.get_ref()) else {
+                errors.push(err(
+                    Some(p.dataset.span()),
+                    format!("figure '{}': no data set labelled '{}' (have: {})", f.name, p.dataset.get_ref(), labels_of.join(", ")),
+                ));
+                continue;
+            };
+            let info = match structdr_methods::lookup(p.method.get_ref()) {
+                Ok(i) => i,
+                Err(e) => {
+                    errors.push(err(Some(p.method.span()), e.to_string()));
+                    continue;
+                }
+            };
             let mut given = ParamMap::new();
             let mut energy = false;
             for (key, value) in &p.params {
-                let pv = toml_to_param(value.get_ref()).ok_or_else(|| err(Some(value.span()), format!("'{key}': unsupported value")))?;
+                let Some(pv) = toml_to_param(value.get_ref()) else {
+                    errors.push(err(Some(value.span()), format!("'{key}': unsupported value")));
+                    continue;
+                };
                 if key == "dim" && pv == ParamValue::Str(DIM_ENERGY.into()) {
                     energy = true;
                     given.insert(key.clone(), ParamValue::Int(2));
@@ -676,16 +782,50 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
                     given.insert(key.clone(), pv);
                 }
             }
-            let mut params = info.resolve(&given).map_err(|e| err(Some(p.method.span()), e.to_string()))?;
-            if energy {
-                params.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
+            match info.resolve(&given) {
+                Ok(mut params) => {
+                    if energy {
+                        params.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
+                    }
+                    let title = p.title.clone().unwrap_or_else(|| format!("{} on {}", p.method.get_ref(), p.dataset.get_ref()));
+                    panels.push(PanelPlan { dataset, method: p.method.get_ref().clone(), params, title });
+                }
+                Err(e) => errors.push(err(Some(p.method.span()), e.to_string())),
             }
-            let title = p.title.clone().unwrap_or_else(|| format!("{} on {}", p.method.get_ref(), p.dataset.get_ref()));
-            panels.push(PanelPlan { dataset, method: p.method.get_ref().clone(), params, title });
         }
-        figures.push(panels);
+        if errors.len() == before {
+            figures.push(panels);
+        }
+    }
+    if !errors.is_empty() {
+        let mut first = errors.remove(0);
+        first.others = errors;
+        return Err(first);
     }
     Ok(Plan { spec, path: path.to_path_buf(), methods, figures })
+}
+
+/// Most cells one method's grid may have (the product of its axes' lengths), counted before the
+/// grid is expanded.
+pub const MAX_GRID_CELLS: usize = 100_000;
+
+/// Most cells a spec may have (data sets x every method's grid cells).
+pub const MAX_PLAN_CELLS: usize = 1_000_000;
+
+/// A spec-derived path (`id`, `output`, `table_path`) must be relative, non-empty and stay inside
+/// the results directory (no `..`, no root or drive prefix).
+fn check_relative_path(what: &str, v: &str) -> Result<(), String> {
+    let p = Path::new(v);
+    if v.trim().is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if p.is_absolute() || p.components().any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)) {
+        return Err(format!("{what} = '{v}' must be a relative path without '..' (spec outputs stay inside the results directory)"));
+    }
+    if what == "id" && p.components().count() != 1 {
+        return Err(format!("id = '{v}' must be one path component (it names the directory results/<id>)"));
+    }
+    Ok(())
 }
 
 /// Converts a TOML scalar into a parameter value.

@@ -160,16 +160,13 @@ fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
     let spec = dir.path().join("spec.toml");
     std::fs::write(
         &spec,
-        format!(
-            "id = \"progress\"\ntitle = \"progress lines\"\nseed = 3\noutput = \"{out}\"\n\
-             [evaluation]\nprotocols = [\"loocv\"]\n\
-             [[dataset]]\nname = \"two_moons\"\nparams = {{ n = 60 }}\n\
-             [[method]]\nname = \"pca\"\ngrid = {{ dim = [1, 2] }}\n",
-            out = dir.path().join("out").display()
-        ),
+        "id = \"progress\"\ntitle = \"progress lines\"\nseed = 3\noutput = \"out\"\n\
+         [evaluation]\nprotocols = [\"loocv\"]\n\
+         [[dataset]]\nname = \"two_moons\"\nparams = { n = 60 }\n\
+         [[method]]\nname = \"pca\"\ngrid = { dim = [1, 2] }\n",
     )
     .unwrap();
-    let first = bin().args(["run", spec.to_str().unwrap()]).output().unwrap();
+    let first = bin().args(["run", spec.to_str().unwrap(), "--results", dir.path().to_str().unwrap()]).output().unwrap();
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let err = String::from_utf8_lossy(&first.stderr);
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with('[')).collect();
@@ -184,7 +181,7 @@ fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
         .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json"))
         .count();
     assert_eq!(records, 2);
-    let again = bin().args(["run", spec.to_str().unwrap()]).output().unwrap();
+    let again = bin().args(["run", spec.to_str().unwrap(), "--results", dir.path().to_str().unwrap()]).output().unwrap();
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success() && err.contains("2 cached, 0 to run") && !err.lines().any(|l| l.starts_with('[')), "{err}");
 }
@@ -204,24 +201,25 @@ fn failed_cells_are_listed_and_fail_on_error_sets_the_exit_status() {
                  [evaluation]\nprotocols = [\"loocv\"]\n\
                  [[dataset]]\nname = \"two_moons\"\nparams = {{ n = 60 }}\n\
                  [[method]]\nname = \"pca\"\ngrid = {{ dim = {dims} }}\n",
-                out = dir.path().join(name).with_extension("out").display()
+                out = name.trim_end_matches(".toml")
             ),
         )
         .unwrap();
         spec
     };
     let some = write("some.toml", "[1, 5]");
-    let plain = bin().args(["run", some.to_str().unwrap()]).output().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let plain = bin().args(["run", some.to_str().unwrap(), "--results", root]).output().unwrap();
     let stdout = String::from_utf8_lossy(&plain.stdout);
     assert!(plain.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&plain.stderr));
     assert!(stdout.contains("failed cells (1):") && stdout.contains("two_moons / pca dim=5: "), "{stdout}");
     // the same store again with the flag: the stored failure counts, the tables are still written
-    let strict = bin().args(["run", "--fail-on-error", some.to_str().unwrap()]).output().unwrap();
+    let strict = bin().args(["run", "--fail-on-error", some.to_str().unwrap(), "--results", root]).output().unwrap();
     assert_eq!(strict.status.code(), Some(2), "{}", String::from_utf8_lossy(&strict.stderr));
     assert!(String::from_utf8_lossy(&strict.stderr).contains("1 failed cell(s)"));
     assert!(String::from_utf8_lossy(&strict.stdout).contains("tables: "));
     let none = write("none.toml", "[5, 6]");
-    let all_failed = bin().args(["run", none.to_str().unwrap()]).output().unwrap();
+    let all_failed = bin().args(["run", none.to_str().unwrap(), "--results", root]).output().unwrap();
     assert_eq!(all_failed.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&all_failed.stderr).contains("no cell of"), "{}", String::from_utf8_lossy(&all_failed.stderr));
 }

@@ -40,7 +40,7 @@ rows = { LE = [0.5] }
 
 fn plan_in(dir: &Path, text: &str) -> spec::Plan {
     let path = dir.join("spec.toml");
-    let text = text.replace("id = \"t\"", &format!("id = \"t\"\noutput = \"{}\"", dir.join("out").display()));
+    let text = text.replace("id = \"t\"", "id = \"t\"\noutput = \"out\"");
     std::fs::write(&path, &text).unwrap();
     spec::load(&path).unwrap()
 }
@@ -208,6 +208,50 @@ fn bad_specs_are_rejected_with_their_line() {
     assert!(e.contains("colour") && e.contains(":9:"), "{e}");
     let e = spec_error(&SPEC.replace("k = [5, 8, 12]", "k = [0]"));
     assert!(e.contains("'k' must be"), "{e}");
+}
+
+/// `check` finds what `run` would reject, every problem at once, each with its line: generator
+/// and preprocessing parameters, restarts, the select metric, grids too large to expand, and
+/// spec-derived paths that would leave the results directory.
+#[test]
+fn check_reports_every_error_at_once() {
+    let e = spec_error(&SPEC.replace("params = { n = 120 }", "params = { n = 0 }").replace("params = { n = 90 }", "params = { n = 90, noise = inf }"));
+    assert!(e.contains(":11: ") && e.contains("`n` = 0") && e.contains(":16: ") && e.contains("`noise` = inf"), "{e}");
+    let e = spec_error(
+        &SPEC.replace("params = { n = 90 }", "params = { n = 90 }\npreprocess = [{ op = \"pca_energy\", threshold = 2.0 }, { op = \"pca_dim\", d = 0 }]"),
+    );
+    assert!(e.contains("threshold must be in (0, 1], got 2") && e.contains("d must be >= 1") && e.contains(":16: "), "{e}");
+    let e = spec_error(&SPEC.replace("restarts = 3", "restarts = 0"));
+    assert!(e.contains(":8: ") && e.contains("restarts must be >= 1"), "{e}");
+    let e = spec_error(&SPEC.replace("restarts = 3", "restarts = 3\nselect = \"loocv_accuracy\""));
+    assert!(e.contains(":9: ") && e.contains("'loocv_accuracy' is not a metric"), "{e}");
+    // four errors in one spec: all four reported, one per line
+    let many = SPEC
+        .replace("name = \"le\"", "name = \"lex\"")
+        .replace("params = { n = 120 }", "params = { n = 0 }")
+        .replace("restarts = 3", "restarts = 0")
+        .replace("name = \"pca\"", "name = \"pca\"\nlabel = \"LE\"\nselect = \"nope\"");
+    let e = spec_error(&many);
+    assert_eq!(e.lines().count(), 4, "{e}");
+    // a grid of 10^6 cells for one method is refused from its axes' lengths, never expanded
+    let values = (1..=1000).map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+    let huge = SPEC.replace("grid = { dim = 2, k = [5, 8, 12] }", &format!("grid = {{ dim = [{values}], k = [{values}] }}"));
+    let t0 = std::time::Instant::now();
+    let e = spec_error(&huge);
+    assert!(e.contains("the grid has 1000000 cells") && e.contains("more than the limit of 100000"), "{e}");
+    assert!(t0.elapsed().as_secs() < 10, "counting must not expand the grid");
+    // paths
+    for (line, bad) in [
+        ("id = \"../../x\"", "relative path without '..'"),
+        ("id = \"/tmp/x\"", "relative path"),
+        ("id = \"a/b\"", "one path component"),
+        ("id = \"t\"\noutput = \"\"", "output is empty"),
+        ("id = \"t\"\noutput = \"../elsewhere\"", "relative path without '..'"),
+        ("id = \"t\"\ntable_path = \"/etc/x\"", "relative path"),
+    ] {
+        let e = spec_error(&SPEC.replace("id = \"t\"", line));
+        assert!(e.contains(bad), "{line}: {e}");
+    }
 }
 
 /// The papers' numbers in the specs must equal shared/papers/tables.toml (when present). A spec may
