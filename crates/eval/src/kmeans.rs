@@ -235,6 +235,9 @@ fn validate(what: &'static str, y: ArrayView2<f64>, k: usize, opts: &KmeansOptio
     if k == 0 || k > y.nrows() {
         return bad(format!("k = {k} must be in 1..={}", y.nrows()));
     }
+    if y.ncols() == 0 {
+        return bad("the data have 0 columns: nothing to cluster".into());
+    }
     if opts.max_n_iterations == 0 {
         return bad("max_n_iterations must be >= 1".into());
     }

@@ -10,7 +10,16 @@ use ndarray::{s, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::row_sq_norms;
 
-use crate::error::{ensure_finite, ensure_min_samples, ensure_same_len, Result};
+use crate::error::{ensure_finite, ensure_min_samples, ensure_same_len, EvalError, Result};
+
+/// A score needs coordinates: a 0-column embedding (every point identical) is refused rather than
+/// scored by index order.
+fn ensure_columns(what: &'static str, y: ArrayView2<f64>) -> Result<()> {
+    if y.ncols() == 0 {
+        return Err(EvalError::InvalidParameter { what, detail: "the embedding has 0 columns: nothing to score".into() });
+    }
+    Ok(())
+}
 use crate::labels::Label;
 
 /// Target number of entries of one block of the distance matrix (8 MB of f64, per rayon worker).
@@ -29,6 +38,7 @@ const MAX_BLOCK_ROWS: usize = 128;
 /// Errors: `y.nrows() != labels.len()`, `N < 2`, or NaN/Inf in `y`.
 pub fn loocv_1nn_accuracy<L: Label>(y: ArrayView2<f64>, labels: &[L]) -> Result<f64> {
     ensure_same_len("loocv_1nn_accuracy", y.nrows(), labels.len())?;
+    ensure_columns("loocv_1nn_accuracy", y)?;
     let nn = nearest_neighbours_loo(y)?;
     let hits = nn.iter().enumerate().filter(|&(i, &j)| labels[i] == labels[j]).count();
     Ok(hits as f64 / labels.len() as f64)
@@ -49,6 +59,7 @@ pub fn loocv_1nn_accuracy_within_groups<L: Label>(y: ArrayView2<f64>, labels: &[
     ensure_same_len("loocv_1nn_accuracy_within_groups", y.nrows(), labels.len())?;
     ensure_same_len("loocv_1nn_accuracy_within_groups", y.nrows(), groups.len())?;
     ensure_min_samples("loocv_1nn_accuracy_within_groups", y.nrows(), 2)?;
+    ensure_columns("loocv_1nn_accuracy_within_groups", y)?;
     ensure_finite("loocv_1nn_accuracy_within_groups", y)?;
     let mut members: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
     for (i, &g) in groups.iter().enumerate() {
@@ -237,6 +248,9 @@ mod tests {
         assert_eq!(nearest_neighbours_loo(y.view()).unwrap(), vec![1, 0, 0, 0]);
         let y = array![[1.0], [5.0]];
         assert_eq!(nearest_neighbours_loo(y.view()).unwrap(), vec![1, 0]);
+        // a score needs coordinates
+        let e = loocv_1nn_accuracy(Array2::<f64>::zeros((4, 0)).view(), &[0, 0, 1, 1]).unwrap_err().to_string();
+        assert!(e.contains("0 columns"), "{e}");
     }
 
     /// Within groups: equals a brute-force scan restricted to each group; one group is the plain

@@ -105,19 +105,19 @@ struct EmbedArgs {
     /// Method parameter, repeatable: --param k=10 --param dim=2.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
-    /// Input matrix, samples in rows: .npy (float64/float32/int) or .csv.
+    /// Input matrix, samples in rows: .npy (float64/float32/int) or a text table (.csv, .tsv, .txt: delimiter detected, optional header of names).
     #[arg(long)]
     input: PathBuf,
-    /// Output embedding (.npy, float64).
+    /// Output embedding: .npy (float64) or comma-separated text (.csv, .tsv, .txt), by extension.
     #[arg(long)]
     out: PathBuf,
     /// Write the learned graph as an edge list CSV (i,j,weight), when the method has one.
     #[arg(long)]
     graph_out: Option<PathBuf>,
-    /// Write the 0-based component index of every point (.npy, int64), when the method has them.
+    /// Write the 0-based component index of every point (.npy int64, or .csv), when the method has them.
     #[arg(long)]
     components_out: Option<PathBuf>,
-    /// Write the coordinates of the graph's vertices (.npy, float64) when they are learned centres
+    /// Write the coordinates of the graph's vertices (.npy or .csv) when they are learned centres
     /// (DDRTree: latent centres; principal graphs: principal points in the input space).
     #[arg(long)]
     centres_out: Option<PathBuf>,
@@ -134,10 +134,10 @@ struct SelectArgs {
     /// Method parameter, repeatable: --param b=1 --param lambda=10.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
-    /// Input matrix, samples in rows: .npy (float64/float32/int) or .csv.
+    /// Input matrix, samples in rows: .npy (float64/float32/int) or a text table (.csv, .tsv, .txt: delimiter detected, optional header of names).
     #[arg(long)]
     input: PathBuf,
-    /// Output feature weights (.npy, float64, one per input feature).
+    /// Output feature weights, one per input feature: .npy (float64) or .csv.
     #[arg(long)]
     out: PathBuf,
     /// Also write the method's embedding (for fsl: X on the top-ranked features).
@@ -370,15 +370,58 @@ fn parse_params(raw: &[String]) -> Result<ParamMap> {
     Ok(map)
 }
 
-fn read_matrix(path: &Path) -> Result<Array2<f64>> {
+/// A file the CLI reads must be a regular file (a symlink to one is fine): a device such as
+/// `/dev/zero` or a FIFO would be read without end.
+fn regular_file(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file (a directory, device or pipe cannot be read as data)", path.display());
+    }
+    Ok(())
+}
+
+/// The table formats the CLI reads and writes, by extension.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum TableFormat {
+    Npy,
+    Text,
+}
+
+fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
-        "npy" => Ok(structdr_datasets::parse::npy::read_matrix(path)?),
-        "csv" | "txt" => {
+        "npy" => Ok(TableFormat::Npy),
+        "csv" | "tsv" | "txt" => Ok(TableFormat::Text),
+        _ => bail!("{}: unsupported {what} format '.{ext}' (use .npy, .csv, .tsv or .txt)", path.display()),
+    }
+}
+
+fn read_matrix(path: &Path) -> Result<Array2<f64>> {
+    let format = table_format(path, "input")?;
+    regular_file(path)?;
+    match format {
+        TableFormat::Npy => Ok(structdr_datasets::parse::npy::read_matrix(path)?),
+        TableFormat::Text => {
             let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
             Ok(structdr_datasets::parse::csv::parse(&bytes, &path.display().to_string())?)
         }
-        _ => bail!("{}: unsupported input format (use .npy or .csv)", path.display()),
+    }
+}
+
+/// Writes a matrix in the format its extension names (`.npy`, or comma-separated text for
+/// `.csv` / `.tsv` / `.txt`).
+fn write_matrix(path: &Path, x: &Array2<f64>) -> Result<()> {
+    match table_format(path, "output")? {
+        TableFormat::Npy => ndarray_npy::write_npy(path, x).with_context(|| format!("writing {}", path.display())),
+        TableFormat::Text => Ok(structdr::atomic_write(path, structdr_datasets::parse::csv::write(&x.view()).as_bytes())?),
+    }
+}
+
+/// Writes a vector as a one-column table ([`write_matrix`]'s formats).
+fn write_vector<T: ndarray_npy::WritableElement + std::fmt::Debug>(path: &Path, v: &Array1<T>) -> Result<()> {
+    match table_format(path, "output")? {
+        TableFormat::Npy => ndarray_npy::write_npy(path, v).with_context(|| format!("writing {}", path.display())),
+        TableFormat::Text => Ok(structdr::atomic_write(path, v.iter().map(|x| format!("{x:?}\n")).collect::<String>().as_bytes())?),
     }
 }
 
@@ -387,9 +430,13 @@ fn embed(a: EmbedArgs) -> Result<()> {
     if info.output == structdr_methods::api::OutputKind::FeatureScores {
         bail!("method '{}' returns feature scores, not an embedding; use `structdr select`", a.method);
     }
+    // Output formats are checked before the fit, so a long fit never ends in a refusal.
+    for p in [Some(&a.out), a.centres_out.as_ref(), a.components_out.as_ref()].into_iter().flatten() {
+        table_format(p, "output")?;
+    }
     let (_, _, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
     let Some(embedding) = fitted.embedding() else { bail!("method '{}' returns {}, not an embedding; use `structdr select`", a.method, fitted.kind()) };
-    ndarray_npy::write_npy(&a.out, embedding).with_context(|| format!("writing {}", a.out.display()))?;
+    write_matrix(&a.out, embedding)?;
     if let Some(g) = &a.graph_out {
         let Some(graph) = fitted.drawn_graph() else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
         let mut s = String::from("i,j,weight\n");
@@ -400,12 +447,12 @@ fn embed(a: EmbedArgs) -> Result<()> {
     }
     if let Some(c) = &a.centres_out {
         let Some(centres) = fitted.centres() else { bail!("method '{}' learns no centres; drop --centres-out", a.method) };
-        ndarray_npy::write_npy(c, centres).with_context(|| format!("writing {}", c.display()))?;
+        write_matrix(c, centres)?;
     }
     if let Some(c) = &a.components_out {
         let Some(comp) = &fitted.components else { bail!("method '{}' returns no components; drop --components-out", a.method) };
         let arr: Array1<i64> = comp.iter().map(|&c| c as i64).collect();
-        ndarray_npy::write_npy(c, &arr).with_context(|| format!("writing {}", c.display()))?;
+        write_vector(c, &arr)?;
     }
     Ok(())
 }
@@ -462,13 +509,16 @@ fn select(a: SelectArgs) -> Result<()> {
     if info.output != structdr_methods::api::OutputKind::FeatureScores {
         bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, info.output);
     }
+    for p in [Some(&a.out), a.embedding_out.as_ref()].into_iter().flatten() {
+        table_format(p, "output")?;
+    }
     let (x, resolved, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
     let Some(scores) = fitted.feature_scores() else { bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, fitted.kind()) };
     let weights = &scores.weights;
     if weights.len() != x.ncols() {
         bail!("method '{}' returned {} feature weights for {} features", a.method, weights.len(), x.ncols());
     }
-    ndarray_npy::write_npy(&a.out, weights).with_context(|| format!("writing {}", a.out.display()))?;
+    write_vector(&a.out, weights)?;
     if let Some(e) = &a.embedding_out {
         // X on the top n_selected ranked features (the evaluation-stage parameter; 0 = the support)
         let m = match resolved.get("n_selected") {
@@ -476,7 +526,7 @@ fn select(a: SelectArgs) -> Result<()> {
             _ => weights.iter().filter(|&&w| w > 0.0).count(),
         };
         let selected = scores.select(x.view(), m)?;
-        ndarray_npy::write_npy(e, &selected).with_context(|| format!("writing {}", e.display()))?;
+        write_matrix(e, &selected)?;
     }
     if let Some(g) = &a.graph_out {
         let Some(graph) = &fitted.graph else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
@@ -485,8 +535,31 @@ fn select(a: SelectArgs) -> Result<()> {
     Ok(())
 }
 
+/// Labels from `.npy` (integers) or a one-column text table (`.csv` / `.tsv` / `.txt`, an optional
+/// header, integer values).
 fn read_labels(path: &Path) -> Result<Vec<i64>> {
-    Ok(structdr_datasets::parse::npy::read_labels(path)?)
+    let format = table_format(path, "labels")?;
+    regular_file(path)?;
+    match format {
+        TableFormat::Npy => Ok(structdr_datasets::parse::npy::read_labels(path)?),
+        TableFormat::Text => {
+            let m = read_matrix(path)?;
+            if m.ncols() != 1 {
+                bail!("{}: labels need one column, found {}", path.display(), m.ncols());
+            }
+            m.column(0)
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                        Ok(v as i64)
+                    } else {
+                        bail!("{}: label {} of row {} is not an integer", path.display(), v, i + 1)
+                    }
+                })
+                .collect()
+        }
+    }
 }
 
 fn eval(e: EvalCommand) -> Result<()> {

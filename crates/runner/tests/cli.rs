@@ -223,3 +223,54 @@ fn failed_cells_are_listed_and_fail_on_error_sets_the_exit_status() {
     assert_eq!(all_failed.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&all_failed.stderr).contains("no cell of"), "{}", String::from_utf8_lossy(&all_failed.stderr));
 }
+
+/// Text tables in and out: the output format follows the extension (and an unknown one is refused
+/// before the fit), labels may be a one-column CSV, a BOM does not eat a row, a device or a
+/// directory is not read as data, and a 0-column embedding is not scored.
+#[test]
+fn text_tables_labels_and_non_regular_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: Vec<String> = (0..30).map(|i| format!("{},{},{}", (i as f64 * 0.3).sin(), (i as f64 * 0.3).cos(), i as f64 * 0.1)).collect();
+    std::fs::write(d.join("x.csv"), format!("\u{feff}{}\n", rows.join("\n"))).unwrap();
+    let embed = |out: &str| {
+        bin().args(["embed", "--method", "pca", "--param", "dim=2", "--input"]).arg(d.join("x.csv")).arg("--out").arg(d.join(out)).output().unwrap()
+    };
+    ok(embed("y.npy"));
+    ok(embed("y.csv"));
+    let npy: Array2<f64> = ndarray_npy::read_npy(d.join("y.npy")).unwrap();
+    assert_eq!(npy.dim(), (30, 2), "the BOM line is a data row");
+    let text = std::fs::read_to_string(d.join("y.csv")).unwrap();
+    assert!(!text.starts_with("\u{93}NUMPY") && text.lines().count() == 30, "{text}");
+    let back: Vec<f64> = text.lines().flat_map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect::<Vec<_>>()).collect();
+    assert_eq!(back, npy.iter().copied().collect::<Vec<_>>(), "the CSV holds the same bits");
+    let refused = embed("y.bin");
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("unsupported output format '.bin'"));
+    assert!(!String::from_utf8_lossy(&refused.stderr).contains("fitted in"), "refused before the fit");
+    // labels from a one-column CSV with a header
+    std::fs::write(d.join("y_labels.csv"), format!("label\n{}\n", (0..30).map(|i| (i / 10).to_string()).collect::<Vec<_>>().join("\n"))).unwrap();
+    let acc = ok(bin().args(["eval", "loocv", "--input"]).arg(d.join("y.npy")).arg("--labels").arg(d.join("y_labels.csv")).output().unwrap());
+    assert!(acc.contains("loocv_1nn_accuracy"), "{acc}");
+    std::fs::write(d.join("bad_labels.csv"), "1\n2.5\n").unwrap();
+    let out = bin().args(["eval", "loocv", "--input"]).arg(d.join("y.npy")).arg("--labels").arg(d.join("bad_labels.csv")).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not an integer"));
+    // a typo in the first row is an error naming line and field, not a dropped header
+    std::fs::write(d.join("typo.csv"), "1,2.O,3\n4,5,6\n").unwrap();
+    let out =
+        bin().args(["embed", "--method", "pca", "--param", "dim=1", "--input"]).arg(d.join("typo.csv")).arg("--out").arg(d.join("t.npy")).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("line 1"), "{}", String::from_utf8_lossy(&out.stderr));
+    // non-regular inputs: a symlink to /dev/zero and a directory
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero.npy")).unwrap();
+        let out = bin().args(["embed", "--method", "pca", "--input"]).arg(d.join("zero.npy")).arg("--out").arg(d.join("z.npy")).output().unwrap();
+        assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a regular file"), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::create_dir(d.join("dir.csv")).unwrap();
+    let out = bin().args(["eval", "loocv", "--input"]).arg(d.join("dir.csv")).arg("--labels").arg(d.join("y_labels.csv")).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
+    // a 0-column embedding
+    ndarray_npy::write_npy(d.join("empty.npy"), &Array2::<f64>::zeros((30, 0))).unwrap();
+    let out = bin().args(["eval", "loocv", "--input"]).arg(d.join("empty.npy")).arg("--labels").arg(d.join("y_labels.csv")).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("0 columns"), "{}", String::from_utf8_lossy(&out.stderr));
+}
