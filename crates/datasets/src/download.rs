@@ -7,20 +7,31 @@
 //! 2. Otherwise the sources are tried in order: the mirror (a directory, or a base URL to which
 //!    `mirror_path` is appended), then the entry's canonical URLs.
 //! 3. Bytes are streamed into a temporary file in the destination directory while SHA-256 is
-//!    computed; the file is verified *before* it is renamed into place (after `fsync`), so a
-//!    failed or corrupt download never leaves a file at the cache path. A mismatch is an error
-//!    naming the expected and actual hashes, and the bytes are deleted.
+//!    computed, and stopped at a size cap ([`FetchOptions::cap_for`]: twice the registry's byte
+//!    count, or [`FetchOptions::max_bytes`] when it gives none), so a source that streams
+//!    forever cannot fill the disk. The file is verified, then **loaded** (parsed and its shape
+//!    checked against the registry, [`fetch_validated`]) *before* it is renamed into place
+//!    (after `fsync`) and before any trust-on-first-use pin is written: a failed, corrupt or
+//!    unloadable download never leaves a file at the cache path or a pin in the lock file, and
+//!    the next source is tried. Mismatching bytes are deleted.
+//! 4. Partial downloads (`.<file>.part-<pid>-<n>`) are deleted on failure and, when a run was
+//!    killed, by the next fetch of that file (their process is gone, or they are a day old). A
+//!    cached file that fails verification is deleted before the sources are tried.
 //!
 //! Verification: the file passes when its SHA-256 equals `sha256`, or when `raw_sha256` is set
 //! and the SHA-256 of its decompressed (gzip or bzip2) bytes equals it. Files with neither are
-//! trust on first use: the first accepted copy is pinned in `<cache_dir>/registry.lock` (a
-//! plainly printed `TRUST ON FIRST USE` line says so) and later copies must equal the pin.
+//! trust on first use: the first accepted copy that loads is pinned in `<cache_dir>/registry.lock`
+//! (a plainly printed `TRUST ON FIRST USE` line says so) and later copies must equal the pin. A
+//! pinned cached file that does not load (pinned before loading was checked) is deleted with its
+//! pin and fetched again.
 //!
-//! HTTP (ureq): connect / response / per-read timeouts, `retries` extra attempts per URL with
+//! HTTP (ureq): connect / response / per-read timeouts; `retries` extra attempts per URL with
 //! exponential backoff (`backoff`, doubled each time, capped at 30 s) on network errors, 5xx,
-//! 408, 429 and truncated bodies; other 4xx and checksum mismatches are not retried (the next
-//! source is tried). A body shorter than its `Content-Length` is a [`DownloadError::Truncated`].
-//! A progress bar is drawn on stderr only when it is a terminal and `quiet` is false.
+//! 408, 429 and truncated bodies, but a stall (a timeout) only once, so a server that accepts and
+//! never answers costs at most two timeouts; other 4xx, checksum mismatches, bytes over the cap
+//! and unloadable bytes are not retried (the next source is tried). A body shorter than its
+//! `Content-Length` is a [`DownloadError::Truncated`]. A progress bar is drawn on stderr only
+//! when it is a terminal and `quiet` is false.
 
 use crate::registry::{Entry, FileSpec, Lock, Pin, Registry, RegistryError};
 use sha2::{Digest, Sha256};
@@ -93,7 +104,18 @@ pub struct FetchOptions {
     pub canonical: bool,
     /// No progress bar and no warnings (the TRUST ON FIRST USE line is always printed).
     pub quiet: bool,
+    /// Largest download accepted for a file whose registry entry gives no size (default 4 GiB;
+    /// `STRUCTDR_MAX_DOWNLOAD_BYTES`). With a registered size `b` the cap is
+    /// `max(2 b, b + 1 MiB)` (a recompressed copy matching `raw_sha256` may differ in size).
+    pub max_bytes: u64,
 }
+
+/// Default [`FetchOptions::max_bytes`]: 4 GiB.
+pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+
+/// Partial downloads (`.<file>.part-<pid>-<n>`) older than this are removed on the next fetch
+/// even when their process id is in use again.
+const STALE_PART_AGE: Duration = Duration::from_secs(24 * 3600);
 
 impl Default for FetchOptions {
     fn default() -> Self {
@@ -105,6 +127,7 @@ impl Default for FetchOptions {
             backoff: Duration::from_secs(1),
             canonical: true,
             quiet: false,
+            max_bytes: DEFAULT_MAX_BYTES,
         }
     }
 }
@@ -124,6 +147,9 @@ impl FetchOptions {
             Ok(_) => {}
             Err(_) => o.mirror = std::env::current_dir().ok().and_then(|d| Mirror::discover(&d)),
         }
+        if let Some(b) = std::env::var("STRUCTDR_MAX_DOWNLOAD_BYTES").ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+            o.max_bytes = b;
+        }
         if let Ok(v) = std::env::var("STRUCTDR_OFFLINE") {
             if matches!(v.trim(), "1" | "true" | "yes") {
                 o.canonical = false;
@@ -135,6 +161,14 @@ impl FetchOptions {
     /// Path of the trust-on-first-use lock file (`<cache_dir>/registry.lock`).
     pub fn lock_path(&self) -> PathBuf {
         Lock::path_in(&self.cache_dir)
+    }
+
+    /// The byte cap for `spec` (see [`FetchOptions::max_bytes`]).
+    pub fn cap_for(&self, spec: &FileSpec) -> u64 {
+        match spec.bytes {
+            Some(b) => b.saturating_mul(2).max(b.saturating_add(1 << 20)),
+            None => self.max_bytes,
+        }
     }
 }
 
@@ -246,6 +280,35 @@ pub enum DownloadError {
         /// One error per source, in the order tried.
         errors: Vec<DownloadError>,
     },
+    /// The source sent (or announced) more bytes than the cap; nothing was kept.
+    #[error("{origin}: more than {cap} bytes ({why}); the download was stopped and its bytes deleted")]
+    TooLarge {
+        /// URL or path the bytes came from.
+        origin: String,
+        /// The cap in bytes.
+        cap: u64,
+        /// `Content-Length N` or `streamed past the cap`.
+        why: String,
+    },
+    /// The server stopped sending (connect, header or read timeout).
+    #[error("{url}: stalled: {reason}")]
+    Stalled {
+        /// Requested URL.
+        url: String,
+        /// What timed out.
+        reason: String,
+    },
+    /// Bytes that pass the checksum (or would be pinned) do not parse as the registry's format
+    /// or have the wrong shape; nothing was cached or pinned.
+    #[error("{origin}: {file} does not load as the registry describes it: {reason}; the bytes were deleted, nothing was cached or pinned")]
+    Invalid {
+        /// URL or path the bytes came from (or `cache`).
+        origin: String,
+        /// The file's mirror path (the first file for multi-file entries).
+        file: String,
+        /// The parse or shape error.
+        reason: String,
+    },
     /// Registry or lock-file problem.
     #[error(transparent)]
     Registry(#[from] RegistryError),
@@ -261,6 +324,9 @@ impl DownloadError {
         match self {
             DownloadError::Http { status, .. } => *status >= 500 || *status == 408 || *status == 429,
             DownloadError::Network { .. } | DownloadError::Truncated { .. } => true,
+            // a stall is retried once (see `http_get`): a stalled server must not hold a fetch
+            // for (retries + 1) timeouts
+            DownloadError::Stalled { .. } => true,
             _ => false,
         }
     }
@@ -413,11 +479,14 @@ fn make_agent(opts: &FetchOptions) -> ureq::Agent {
 }
 
 /// One GET of `url` into `tmp` (created / truncated). Returns the SHA-256 of the bytes.
-fn http_once(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &FetchOptions) -> Result<String, DownloadError> {
+fn http_once(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &FetchOptions, cap: u64) -> Result<String, DownloadError> {
     let net = |reason: String| DownloadError::Network { url: url.to_string(), reason };
     let resp = match agent.get(url).call() {
         Ok(r) => r,
         Err(ureq::Error::StatusCode(s)) => return Err(DownloadError::Http { url: url.to_string(), status: s }),
+        Err(ureq::Error::Timeout(t)) => {
+            return Err(DownloadError::Stalled { url: url.to_string(), reason: format!("timeout ({t}) after {:.0} s", opts.timeout.as_secs_f64()) })
+        }
         Err(e) => return Err(net(e.to_string())),
     };
     let status = resp.status().as_u16();
@@ -425,6 +494,9 @@ fn http_once(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &Fet
         return Err(DownloadError::Http { url: url.to_string(), status });
     }
     let content_length: Option<u64> = resp.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
+    if let Some(len) = content_length.filter(|&l| l > cap) {
+        return Err(DownloadError::TooLarge { origin: url.to_string(), cap, why: format!("Content-Length {len}") });
+    }
     let mut reader = resp.into_body().into_reader();
     let mut out = io::BufWriter::new(File::create(tmp).map_err(io_err(tmp))?);
     let pb = progress_bar(content_length, label, opts.quiet);
@@ -438,15 +510,26 @@ fn http_once(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &Fet
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 pb.finish_and_clear();
+                let text = e.to_string();
+                if e.kind() == io::ErrorKind::TimedOut || text.contains("timeout") || text.contains("timed out") {
+                    return Err(DownloadError::Stalled {
+                        url: url.to_string(),
+                        reason: format!("no data for {:.0} s after {got} bytes", opts.timeout.as_secs_f64()),
+                    });
+                }
                 return Err(match content_length {
                     Some(expected) if got < expected => DownloadError::Truncated { url: url.to_string(), expected, got },
-                    _ => net(format!("reading the body after {got} bytes: {e}")),
+                    _ => net(format!("reading the body after {got} bytes: {text}")),
                 });
             }
         };
+        got += n as u64;
+        if got > cap {
+            pb.finish_and_clear();
+            return Err(DownloadError::TooLarge { origin: url.to_string(), cap, why: "streamed past the cap".into() });
+        }
         hasher.update(&buf[..n]);
         out.write_all(&buf[..n]).map_err(io_err(tmp))?;
-        got += n as u64;
         pb.set_position(got);
     }
     pb.finish_and_clear();
@@ -461,12 +544,17 @@ fn http_once(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &Fet
 }
 
 /// GET with retries and exponential backoff on transient errors.
-fn http_get(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &FetchOptions) -> Result<String, DownloadError> {
+fn http_get(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &FetchOptions, cap: u64) -> Result<String, DownloadError> {
     let mut attempt: u32 = 0;
+    let mut stalls = 0;
     loop {
-        match http_once(agent, url, tmp, label, opts) {
+        match http_once(agent, url, tmp, label, opts, cap) {
             Ok(h) => return Ok(h),
+            Err(e @ DownloadError::Stalled { .. }) if stalls >= 1 => return Err(e),
             Err(e) if e.retryable() && attempt < opts.retries => {
+                if matches!(e, DownloadError::Stalled { .. }) {
+                    stalls += 1;
+                }
                 let factor = 1u32.checked_shl(attempt).unwrap_or(u32::MAX);
                 let delay = opts.backoff.saturating_mul(factor).min(Duration::from_secs(30));
                 if !opts.quiet {
@@ -481,12 +569,20 @@ fn http_get(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str, opts: &Fetc
 }
 
 /// Copies `src` to `tmp`, hashing on the way.
-fn copy_local(src: &Path, tmp: &Path) -> Result<String, DownloadError> {
+fn copy_local(src: &Path, tmp: &Path, cap: u64) -> Result<String, DownloadError> {
     let input = match File::open(src) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(DownloadError::MirrorMissing { path: src.to_path_buf() }),
         Err(e) => return Err(DownloadError::Io { path: src.to_path_buf(), source: e }),
     };
+    let meta = input.metadata().map_err(io_err(src))?;
+    if !meta.is_file() {
+        return Err(DownloadError::Io { path: src.to_path_buf(), source: io::Error::other("not a regular file") });
+    }
+    if meta.len() > cap {
+        return Err(DownloadError::TooLarge { origin: src.display().to_string(), cap, why: format!("file of {} bytes", meta.len()) });
+    }
+    let mut got: u64 = 0;
     let mut reader = io::BufReader::new(input);
     let mut out = io::BufWriter::new(File::create(tmp).map_err(io_err(tmp))?);
     let mut hasher = Sha256::new();
@@ -498,6 +594,10 @@ fn copy_local(src: &Path, tmp: &Path) -> Result<String, DownloadError> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(DownloadError::Io { path: src.to_path_buf(), source: e }),
         };
+        got += n as u64;
+        if got > cap {
+            return Err(DownloadError::TooLarge { origin: src.display().to_string(), cap, why: "grew past the cap while copying".into() });
+        }
         hasher.update(&buf[..n]);
         out.write_all(&buf[..n]).map_err(io_err(tmp))?;
     }
@@ -591,23 +691,77 @@ fn fsync_dir(dir: &Path) {
     }
 }
 
-fn fetch_one(entry: &Entry, spec: &FileSpec, opts: &FetchOptions, agent: &mut Option<ureq::Agent>, lock: &mut Lock) -> Result<Fetched, DownloadError> {
+/// Removes partial downloads of `dest` left by earlier runs: `.<file>.part-<pid>-<n>` whose process
+/// is gone (or that are older than a day). Returns how many were removed.
+fn remove_stale_parts(dest: &Path) -> usize {
+    let (Some(dir), Some(base)) = (dest.parent(), dest.file_name().map(|b| b.to_string_lossy().into_owned())) else { return 0 };
+    let prefix = format!(".{base}.part-");
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let proc_known = Path::new("/proc/self").exists();
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else { continue };
+        let pid: Option<u32> = rest.split('-').next().and_then(|p| p.parse().ok());
+        if pid == Some(std::process::id()) {
+            continue;
+        }
+        let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+        let old = e.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_some_and(|age| age > STALE_PART_AGE);
+        if ((proc_known && !alive) || old) && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// A file of an entry on its way into the cache: verified against the registry or its pin, not
+/// yet renamed into place (`tmp`) or, for a cached copy, already there.
+struct Staged {
+    fetched: Fetched,
+    /// Bytes waiting in a temporary file (deleted on drop unless committed); `None` for a cached copy.
+    tmp: Option<TempGuard>,
+    /// A trust-on-first-use pin to record once the entry has loaded.
+    must_pin: bool,
+}
+
+impl Staged {
+    /// Where the bytes are now (the temporary file, or the cache path).
+    fn path(&self) -> &Path {
+        self.tmp.as_ref().map_or(&self.fetched.path, |g| &g.path)
+    }
+}
+
+/// Gets one file: a cached copy that verifies, else the first source whose bytes verify
+/// (`validate_alone` runs on single-file entries before a source is accepted, so bytes that do
+/// not load do not stop the next source from being tried). A cached copy that fails
+/// verification is deleted.
+fn stage_one(
+    entry: &Entry,
+    spec: &FileSpec,
+    opts: &FetchOptions,
+    agent: &mut Option<ureq::Agent>,
+    lock: &Lock,
+    validate_alone: Option<&dyn Fn(&Path) -> Result<(), String>>,
+) -> Result<Staged, DownloadError> {
     let lock_path = opts.lock_path();
     let dest = opts.cache_dir.join(&spec.mirror_path);
+    let stale = remove_stale_parts(&dest);
+    if stale > 0 && !opts.quiet {
+        eprintln!("removed {stale} partial download(s) of {} left by an earlier run", dest.display());
+    }
 
     // 1. Cached copy.
     if dest.is_file() {
         let sha = sha256_file(&dest)?;
         match accept(spec, &dest, &sha, "cache", lock, &lock_path) {
             Ok((content, must_pin)) => {
-                if must_pin {
-                    pin(spec, &sha, &lock_path, lock)?;
-                }
-                return Ok(Fetched { path: dest, sha256: sha, content_sha256: content, origin: "cache".into() });
+                return Ok(Staged { fetched: Fetched { path: dest, sha256: sha, content_sha256: content, origin: "cache".into() }, tmp: None, must_pin });
             }
             Err(e) => {
+                std::fs::remove_file(&dest).map_err(io_err(&dest))?;
                 if !opts.quiet {
-                    eprintln!("warning: cached {}: {e}; fetching again", dest.display());
+                    eprintln!("warning: cached {} failed verification ({e}); deleted it, fetching again", dest.display());
                 }
             }
         }
@@ -617,46 +771,38 @@ fn fetch_one(entry: &Entry, spec: &FileSpec, opts: &FetchOptions, agent: &mut Op
     let sources = sources_for(entry, spec, opts)?;
     let dir = dest.parent().unwrap_or(Path::new(".")).to_path_buf();
     std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    let cap = opts.cap_for(spec);
     let mut errors = Vec::new();
     for src in &sources {
         let origin = src.describe();
         let tmp = temp_path_for(&dest);
-        let mut guard = TempGuard { path: tmp.clone(), keep: false };
+        let guard = TempGuard { path: tmp.clone(), keep: false };
         let got = match src {
-            Source::MirrorDir(p) => copy_local(p, &tmp),
+            Source::MirrorDir(p) => copy_local(p, &tmp, cap),
             Source::Url(u) => {
                 let a = agent.get_or_insert_with(|| make_agent(opts));
-                http_get(a, u, &tmp, &spec.mirror_path, opts)
+                http_get(a, u, &tmp, &spec.mirror_path, opts, cap)
             }
         };
-        let sha = match got {
-            Ok(s) => s,
-            Err(e) => {
-                if !opts.quiet && sources.len() > 1 {
-                    eprintln!("warning: {e}");
-                }
-                errors.push(e);
-                continue;
+        let checked =
+            got.and_then(|sha| accept(spec, &tmp, &sha, &origin, lock, &lock_path).map(|(content, pin)| (sha, content, pin))).and_then(
+                |v| match validate_alone {
+                    Some(f) => f(&tmp).map(|_| v).map_err(|reason| DownloadError::Invalid { origin: origin.clone(), file: spec.mirror_path.clone(), reason }),
+                    None => Ok(v),
+                },
+            );
+        match checked {
+            Ok((sha, content, must_pin)) => {
+                return Ok(Staged { fetched: Fetched { path: dest, sha256: sha, content_sha256: content, origin }, tmp: Some(guard), must_pin });
             }
-        };
-        let (content, must_pin) = match accept(spec, &tmp, &sha, &origin, lock, &lock_path) {
-            Ok(v) => v,
             Err(e) => {
                 drop(guard); // deletes the bytes
                 if !opts.quiet && sources.len() > 1 {
                     eprintln!("warning: {e}");
                 }
                 errors.push(e);
-                continue;
             }
-        };
-        std::fs::rename(&tmp, &dest).map_err(io_err(&dest))?;
-        guard.keep = true;
-        fsync_dir(&dir);
-        if must_pin {
-            pin(spec, &sha, &lock_path, lock)?;
         }
-        return Ok(Fetched { path: dest, sha256: sha, content_sha256: content, origin });
     }
     if errors.len() == 1 {
         Err(errors.remove(0))
@@ -665,12 +811,105 @@ fn fetch_one(entry: &Entry, spec: &FileSpec, opts: &FetchOptions, agent: &mut Op
     }
 }
 
+/// Makes every file of `entry` present and verified in the cache and returns them with what
+/// `validate` made of them.
+///
+/// Order: stage every file (cached copies that verify, else downloads into temporary files
+/// verified by checksum or pin), run `validate` on the staged paths (registry order), and only
+/// then move new files into the cache and record trust-on-first-use pins. Bytes that do not
+/// load are never cached or pinned. Cached trust-on-first-use files that verify against their
+/// pin but do not load (garbage pinned before this check existed) are deleted with their pins
+/// and fetched once more.
+pub fn fetch_validated<T, E: std::fmt::Display>(
+    entry: &Entry,
+    opts: &FetchOptions,
+    validate: impl Fn(&[PathBuf]) -> Result<T, E>,
+) -> Result<(Vec<Fetched>, T), Validated<E>> {
+    let lock_path = opts.lock_path();
+    let single = entry.files.len() == 1;
+    let validate_alone = |p: &Path| validate(&[p.to_path_buf()]).map(|_| ()).map_err(|e| e.to_string());
+    for round in 0..2 {
+        let mut lock = Lock::read(&lock_path).map_err(DownloadError::from)?;
+        let mut agent = None;
+        let mut staged: Vec<Staged> = Vec::with_capacity(entry.files.len());
+        for spec in &entry.files {
+            let alone: Option<&dyn Fn(&Path) -> Result<(), String>> = if single { Some(&validate_alone) } else { None };
+            staged.push(stage_one(entry, spec, opts, &mut agent, &lock, alone).map_err(Validated::Download)?);
+        }
+        let paths: Vec<PathBuf> = staged.iter().map(|s| s.path().to_path_buf()).collect();
+        match validate(&paths) {
+            Ok(value) => {
+                let mut out = Vec::with_capacity(staged.len());
+                for (mut st, spec) in staged.into_iter().zip(&entry.files) {
+                    if let Some(g) = st.tmp.as_mut() {
+                        std::fs::rename(&g.path, &st.fetched.path).map_err(io_err(&st.fetched.path)).map_err(Validated::Download)?;
+                        g.keep = true;
+                        if let Some(dir) = st.fetched.path.parent() {
+                            fsync_dir(dir);
+                        }
+                    }
+                    if st.must_pin {
+                        pin(spec, &st.fetched.sha256, &lock_path, &mut lock).map_err(Validated::Download)?;
+                    }
+                    out.push(st.fetched);
+                }
+                return Ok((out, value));
+            }
+            Err(reason) => {
+                let any_cached = staged.iter().any(|s| s.tmp.is_none());
+                if round == 0 && any_cached && entry.files.iter().all(FileSpec::is_tofu) {
+                    // garbage pinned before validation existed: forget it and fetch again
+                    let mut fresh = Lock::read(&lock_path).map_err(DownloadError::from)?;
+                    for (st, spec) in staged.iter().zip(&entry.files) {
+                        if st.tmp.is_none() {
+                            std::fs::remove_file(&st.fetched.path).map_err(io_err(&st.fetched.path)).map_err(Validated::Download)?;
+                            fresh.pins.remove(&spec.lock_key);
+                        }
+                    }
+                    fresh.write(&lock_path).map_err(DownloadError::from)?;
+                    if !opts.quiet {
+                        eprintln!("warning: cached files of {} do not load ({reason}); deleted them and their pins, fetching again", entry.name);
+                    }
+                    continue;
+                }
+                if !any_cached {
+                    let origin = staged.iter().map(|s| s.fetched.origin.clone()).collect::<Vec<_>>().join(", ");
+                    return Err(Validated::Download(DownloadError::Invalid { origin, file: entry.files[0].mirror_path.clone(), reason: reason.to_string() }));
+                }
+                // files the registry's checksums vouch for that do not load: the registry's
+                // description (shape, loader) is what is wrong; the loader's own error says how
+                return Err(Validated::Load(reason));
+            }
+        }
+    }
+    unreachable!("the second round returns")
+}
+
+/// Why [`fetch_validated`] failed.
+#[derive(Debug)]
+pub enum Validated<E> {
+    /// Getting or verifying the bytes failed (bytes that do not load are
+    /// [`DownloadError::Invalid`]).
+    Download(DownloadError),
+    /// Cached files that match their registered checksums do not load: `validate`'s error.
+    Load(E),
+}
+
+impl<E> From<DownloadError> for Validated<E> {
+    fn from(e: DownloadError) -> Self {
+        Validated::Download(e)
+    }
+}
+
 /// Makes every file of `entry` present and verified in the cache (see the module docs for the
-/// order of sources and the verification rule) and returns them in registry order.
+/// order of sources and the verification rule) and returns them in registry order. The files
+/// must load as the registry describes them (format and shape) before they are cached or pinned.
 pub fn fetch_files(entry: &Entry, opts: &FetchOptions) -> Result<Vec<Fetched>, DownloadError> {
-    let mut lock = Lock::read(&opts.lock_path())?;
-    let mut agent = None;
-    entry.files.iter().map(|spec| fetch_one(entry, spec, opts, &mut agent, &mut lock)).collect()
+    match fetch_validated(entry, opts, |paths| crate::load::parse_and_check(entry, paths).map(|_| ())) {
+        Ok((f, ())) => Ok(f),
+        Err(Validated::Download(e)) => Err(e),
+        Err(Validated::Load(e)) => Err(DownloadError::Invalid { origin: "cache".into(), file: entry.files[0].mirror_path.clone(), reason: e.to_string() }),
+    }
 }
 
 /// [`fetch_files`], returning the cache path of a single-file entry, or for a multi-file entry

@@ -17,7 +17,7 @@
 //! registry gives one), joined with `+` for multi-file sets; [`Dataset::note`] is the entry's
 //! stand-in remark, else its provenance remark.
 
-use crate::download::{fetch_files, DownloadError, FetchOptions};
+use crate::download::{fetch_validated, DownloadError, FetchOptions, Validated};
 use crate::parse::{self, ParseError};
 use crate::registry::{Entry, Format, Loader, Registry, RegistryError};
 use crate::Dataset;
@@ -87,12 +87,21 @@ pub fn load(name: &str, opts: &FetchOptions) -> Result<Dataset, LoadError> {
 
 /// Loads `entry` (fetching its files if needed) and checks its shape.
 pub fn load_entry(entry: &Entry, opts: &FetchOptions) -> Result<Dataset, LoadError> {
-    let files = fetch_files(entry, opts)?;
-    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-    let (x, labels) = parse_files(entry, &paths)?;
-    check_shape(entry, &x, labels.as_deref())?;
+    // parsed once, before anything new is cached or pinned
+    let (files, (x, labels)) = match fetch_validated(entry, opts, |paths| parse_and_check(entry, paths)) {
+        Ok(v) => v,
+        Err(Validated::Download(e)) => return Err(e.into()),
+        Err(Validated::Load(e)) => return Err(e),
+    };
     let checksum = files.iter().map(|f| f.content_sha256.as_str()).collect::<Vec<_>>().join("+");
     Ok(Dataset { name: entry.name.clone(), x, labels, t: None, checksum, note: entry.table_note() })
+}
+
+/// [`parse_files`] then [`check_shape`].
+pub fn parse_and_check(entry: &Entry, paths: &[PathBuf]) -> Result<(Array2<f64>, Option<Vec<i64>>), LoadError> {
+    let (x, labels) = parse_files(entry, paths)?;
+    check_shape(entry, &x, labels.as_deref())?;
+    Ok((x, labels))
 }
 
 /// Checks `x` and `labels` against the entry's `n_samples`, `n_features` and `n_classes`

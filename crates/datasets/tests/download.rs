@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use structdr_datasets::download::{fetch, fetch_files, verify_entry, DownloadError, FetchOptions, Mirror};
+use structdr_datasets::download::{fetch, fetch_files, fetch_validated, verify_entry, DownloadError, FetchOptions, Fetched, Mirror, DEFAULT_MAX_BYTES};
 use structdr_datasets::registry::{Entry, Lock, Registry};
 
 // ---------------------------------------------------------------------------------------------
@@ -24,6 +24,10 @@ enum Reply {
     Status(u16),
     /// Status 200, Content-Length `announced`, then only `body` and close.
     Truncated { body: Vec<u8>, announced: usize },
+    /// Status 200 without Content-Length, then bytes until the client hangs up.
+    Endless,
+    /// Read the request, say nothing for this long, close.
+    Stall(Duration),
 }
 
 struct Server {
@@ -115,6 +119,22 @@ fn handle_conn(mut s: TcpStream, routes: &HashMap<String, Reply>, hits: &Mutex<V
         Reply::Truncated { body, announced } => {
             s.write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {announced}\r\nConnection: close\r\n\r\n").as_bytes()).and_then(|_| s.write_all(&body))
         }
+        Reply::Endless => {
+            let chunk = vec![b'7'; 1 << 16];
+            let mut r = s.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+            // stop when the client hangs up (or after 1 GB, so a broken client cannot hang the test)
+            for _ in 0..(1 << 14) {
+                r = s.write_all(&chunk);
+                if r.is_err() {
+                    break;
+                }
+            }
+            r
+        }
+        Reply::Stall(d) => {
+            std::thread::sleep(d);
+            Ok(())
+        }
     };
     let _ = s.flush();
     let _ = s.shutdown(std::net::Shutdown::Both);
@@ -127,8 +147,22 @@ fn sha(b: &[u8]) -> String {
     Sha256::digest(b).iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// `n` bytes that load as the test entry describes (LIBSVM, one sample, one feature, one class):
+/// `1 1:<seed + 0.5>`, padded with spaces; distinct seeds give distinct bytes.
 fn payload(n: usize, seed: u8) -> Vec<u8> {
-    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    let mut v = format!("1 1:{}", f64::from(seed) + 0.5).into_bytes();
+    assert!(n > v.len() + 1);
+    v.resize(n - 1, b' ');
+    v.push(b'\n');
+    v
+}
+
+/// Fetches without the load check (for entries whose test bytes are not a real format).
+fn fetch_unchecked(e: &Entry, o: &FetchOptions) -> Result<Vec<Fetched>, DownloadError> {
+    fetch_validated(e, o, |_| Ok::<(), String>(())).map(|(f, _)| f).map_err(|v| match v {
+        structdr_datasets::download::Validated::Download(d) => d,
+        structdr_datasets::download::Validated::Load(e) => panic!("{e}"),
+    })
 }
 
 /// A one-entry registry `t` with a single file.
@@ -153,6 +187,7 @@ fn opts(cache: &Path) -> FetchOptions {
         backoff: Duration::from_millis(10),
         canonical: true,
         quiet: true,
+        max_bytes: DEFAULT_MAX_BYTES,
     }
 }
 
@@ -431,14 +466,18 @@ fn raw_sha256_accepts_recompressed_gzip() {
     let reg = Registry::from_toml_str(&text, "test").unwrap();
     let e = reg.get("fm").unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let files = fetch_files(e, &opts(cache.path())).expect("raw hash accepted");
+    let files = fetch_unchecked(e, &opts(cache.path())).expect("raw hash accepted");
     assert_eq!(files.len(), 2);
     assert_eq!(files[0].sha256, sha(&recompressed));
     assert_eq!(files[0].content_sha256, sha(&raw));
     assert_eq!(files[0].path, cache.path().join("fm/r.gz"));
-    // fetch() of a multi-file entry returns their common directory.
-    assert_eq!(fetch(e, &opts(cache.path())).unwrap(), cache.path().join("fm"));
+    // the files are cached: no further request
+    assert_eq!(fetch_unchecked(e, &opts(cache.path())).unwrap().len(), 2);
     assert_eq!(srv.count("/r.gz"), 2);
+    // these bytes are not IDX: the checked fetch refuses them (they came from the cache,
+    // carry registered checksums, so they are reported, not deleted)
+    let err = fetch_files(e, &opts(cache.path())).unwrap_err();
+    assert!(matches!(err, DownloadError::Invalid { .. }), "{err}");
 }
 
 #[test]
@@ -458,4 +497,101 @@ fn options_from_env() {
     let d = FetchOptions::default();
     assert_eq!(d.cache_dir, PathBuf::from("data"));
     assert_eq!(d.retries, 3);
+}
+
+/// A registry entry `t` with one LIBSVM file of `bytes` bytes (no checksum: trust on first use
+/// when `sha` is None).
+fn sized_entry(urls: &[String], mirror_path: &str, sha256: Option<&str>, bytes: u64) -> Entry {
+    let urls = urls.iter().map(|u| format!("\"{u}\"")).collect::<Vec<_>>().join(", ");
+    let sha = sha256.map(|h| format!("sha256 = \"{h}\"\n")).unwrap_or_default();
+    let text = format!(
+        "schema_version = 1\n[[dataset]]\nname = \"t\"\npaper_name = \"T\"\nformat = \"libsvm\"\n\
+         urls = [{urls}]\nmirror_path = \"{mirror_path}\"\n{sha}bytes = {bytes}\nn_samples = 1\nn_features = 1\n\
+         n_classes = 1\ncitation = \"c\"\nlicence = \"l\"\n"
+    );
+    Registry::from_toml_str(&text, "test").expect("test registry").get("t").expect("entry t").clone()
+}
+
+/// A server that streams forever is cut at the cap (from the registry's size), and nothing of it
+/// stays on disk; a Content-Length over the cap is refused before the body.
+#[test]
+fn endless_body_is_stopped_at_the_size_cap() {
+    let srv = Server::start(HashMap::from([("/inf".to_string(), Reply::Endless)]), 5);
+    let cache = tempfile::tempdir().unwrap();
+    let e = sized_entry(&[srv.url("/inf")], "inf.txt", None, 1000);
+    let err = fetch(&e, &opts(cache.path())).unwrap_err();
+    assert!(matches!(err, DownloadError::TooLarge { cap, .. } if cap == 1000 + (1 << 20)), "{err}");
+    assert!(files_under(cache.path()).is_empty(), "{:?}", files_under(cache.path()));
+    // without a registered size the stated limit applies
+    let e = entry(&[srv.url("/inf")], "inf2.txt", None);
+    let o = FetchOptions { max_bytes: 200_000, ..opts(cache.path()) };
+    let err = fetch(&e, &o).unwrap_err();
+    assert!(matches!(err, DownloadError::TooLarge { cap: 200_000, .. }), "{err}");
+    assert!(files_under(cache.path()).is_empty());
+    let big = payload(5000, 1);
+    let srv2 = Server::start(HashMap::from([("/big".to_string(), Reply::Ok(big))]), 5);
+    let o = FetchOptions { max_bytes: 4000, ..opts(cache.path()) };
+    let err = fetch(&entry(&[srv2.url("/big")], "big.txt", None), &o).unwrap_err();
+    assert!(err.to_string().contains("Content-Length 5000"), "{err}");
+}
+
+/// A server that accepts and never answers costs at most two timeouts (a stall is retried once),
+/// whatever `retries` says.
+#[test]
+fn stalled_server_is_given_up_after_two_timeouts() {
+    let srv = Server::start(HashMap::from([("/slow".to_string(), Reply::Stall(Duration::from_secs(4)))]), 10);
+    let cache = tempfile::tempdir().unwrap();
+    let o = FetchOptions { retries: 5, timeout: Duration::from_millis(700), ..opts(cache.path()) };
+    let t0 = Instant::now();
+    let err = fetch(&entry(&[srv.url("/slow")], "slow.txt", None), &o).unwrap_err();
+    assert!(matches!(err, DownloadError::Stalled { .. }), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(4), "took {:?}", t0.elapsed());
+    assert!(srv.count("/slow") <= 2);
+}
+
+/// Partial downloads of dead processes are removed by the next fetch; a cached file that fails
+/// its checksum is deleted (the message says so, and it is true) even when no source works.
+#[test]
+fn stale_parts_and_corrupt_cache_files_are_removed() {
+    let body = payload(300, 4);
+    let srv = Server::start(HashMap::from([("/p.txt".to_string(), Reply::Ok(body.clone()))]), 5);
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::write(cache.path().join(".p.txt.part-999999999-0"), b"left by a killed run").unwrap();
+    let e = entry(&[srv.url("/p.txt")], "p.txt", Some(&sha(&body)));
+    fetch(&e, &opts(cache.path())).unwrap();
+    assert_eq!(files_under(cache.path()), vec![cache.path().join("p.txt")]);
+    // corrupt the cached copy; the only source is gone
+    std::fs::write(cache.path().join("p.txt"), b"garbage").unwrap();
+    let dead = entry(&[srv.url("/nothing")], "p.txt", Some(&sha(&body)));
+    assert!(fetch(&dead, &opts(cache.path())).is_err());
+    assert!(!cache.path().join("p.txt").exists(), "the corrupt cached file is deleted");
+}
+
+/// Trust on first use pins only bytes that load: garbage from the first source is neither cached
+/// nor pinned, so the next (good) source is used and pinned; garbage pinned by an older version
+/// is dropped and fetched again.
+#[test]
+fn tofu_pins_only_bytes_that_load() {
+    let garbage: Vec<u8> = (0..400u32).map(|i| (i * 7 % 251) as u8).collect();
+    let good = payload(200, 9);
+    let srv = Server::start(HashMap::from([("/bad".to_string(), Reply::Ok(garbage.clone())), ("/good".to_string(), Reply::Ok(good.clone()))]), 10);
+    let cache = tempfile::tempdir().unwrap();
+    let o = opts(cache.path());
+    let only_bad = entry(&[srv.url("/bad")], "f.txt", None);
+    let err = fetch(&only_bad, &o).unwrap_err();
+    assert!(matches!(err, DownloadError::Invalid { .. }), "{err}");
+    assert!(files_under(cache.path()).is_empty());
+    assert!(Lock::read(&o.lock_path()).unwrap().get("t").is_none(), "nothing pinned");
+    let both = entry(&[srv.url("/bad"), srv.url("/good")], "f.txt", None);
+    fetch(&both, &o).unwrap();
+    assert_eq!(Lock::read(&o.lock_path()).unwrap().get("t").unwrap().sha256, sha(&good));
+    // garbage pinned before this check existed: replaced by the good source
+    std::fs::write(cache.path().join("f.txt"), &garbage).unwrap();
+    let mut lock = Lock::read(&o.lock_path()).unwrap();
+    lock.pins.get_mut("t").unwrap().sha256 = sha(&garbage);
+    lock.write(&o.lock_path()).unwrap();
+    let good_only = entry(&[srv.url("/good")], "f.txt", None);
+    fetch(&good_only, &o).unwrap();
+    assert_eq!(std::fs::read(cache.path().join("f.txt")).unwrap(), good);
+    assert_eq!(Lock::read(&o.lock_path()).unwrap().get("t").unwrap().sha256, sha(&good));
 }

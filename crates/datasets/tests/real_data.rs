@@ -55,6 +55,7 @@ fn mirror_opts() -> Option<(FetchOptions, tempfile::TempDir)> {
         backoff: Duration::from_millis(10),
         canonical: false,
         quiet: true,
+        ..FetchOptions::default()
     };
     Some((o, cache))
 }
@@ -343,6 +344,7 @@ fn local_opts(mirror: &Path, cache: &Path) -> FetchOptions {
         backoff: Duration::from_millis(10),
         canonical: false,
         quiet: true,
+        ..FetchOptions::default()
     }
 }
 
