@@ -12,7 +12,9 @@
 //! 5. where the entry says `inductive`, the fit carries a transform, and transforming the training
 //!    data reproduces the embedding; where it does not, there is none;
 //! 6. an initial value is refused unless the entry says `accepts_init`; labels (which no method
-//!    needs) change nothing.
+//!    needs) change nothing;
+//! 7. identical samples and data at a scale where squared distances overflow or underflow
+//!    (x 1e300, x 1e-300) are [`MethodError::Degenerate`], never a plausible-looking answer.
 
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
@@ -134,6 +136,29 @@ fn bad_inputs_are_typed_errors_never_panics() {
                 Ok(_) => panic!("{} accepted {what} input", m.name),
             }
         }
+    }
+}
+
+#[test]
+fn degenerate_data_is_a_degenerate_error_for_every_method() {
+    let good = data();
+    let identical = Array2::from_shape_fn((60, 4), |(_, j)| j as f64 + 0.5);
+    let huge = &good * 1e300;
+    let tiny = &good * 1e-300;
+    for m in registry() {
+        for (what, x) in [("identical samples", &identical), ("x 1e300", &huge), ("x 1e-300", &tiny)] {
+            match fit(m, &FitInput::new(x.view(), 1)) {
+                Err(MethodError::Degenerate { reason, .. }) => assert!(reason.contains("constant") || reason.contains("extreme scale"), "{}: {reason}", m.name),
+                Err(e) => panic!("{} on {what}: an error, but not a degenerate one: {e}", m.name),
+                Ok(_) => panic!("{} accepted {what}", m.name),
+            }
+        }
+        // the bounds are where squared distances stop being representable, not tighter
+        assert!(
+            fit(m, &FitInput::new((&good * 1e100).view(), 1)).map_or_else(|e| !matches!(e, MethodError::Degenerate { .. }), |_| true),
+            "{} at 1e100",
+            m.name
+        );
     }
 }
 

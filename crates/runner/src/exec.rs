@@ -50,25 +50,42 @@ pub struct RunSummary {
     pub computed: usize,
     /// Cells whose record (cached or new) has status failed.
     pub failed: usize,
+    /// Cells whose record (cached or new) has status degenerate.
+    pub degenerate: usize,
     /// Missing cells left for a later run by `--max-cells`, `--dataset`, `--method` or `--shard`.
     pub skipped: usize,
+}
+
+/// Why a fit produced nothing to score.
+#[derive(Debug, Clone)]
+pub struct FitFailure {
+    /// The error, in words.
+    pub message: String,
+    /// The method said the data or the fit are degenerate ([`structdr_methods::MethodError::Degenerate`]).
+    pub degenerate: bool,
 }
 
 /// Fits one method on one data set (no evaluation). Used by cells and figures. The seed derives
 /// from [`fit_key`], so every cell sharing the fit sees the same one (for methods without
 /// evaluation-stage parameters it is [`cell_seed`] of the cell).
 pub fn fit_cell(key: &CellKey, data: &Dataset) -> Result<Fitted, String> {
-    let info = structdr_methods::lookup(&key.method).map_err(|e| e.to_string())?;
-    let (_, method) = info.instantiate(&key.params).map_err(|e| e.to_string())?;
+    fit_cell_outcome(key, data).map_err(|f| f.message)
+}
+
+/// [`fit_cell`] telling degenerate fits from failed ones.
+pub fn fit_cell_outcome(key: &CellKey, data: &Dataset) -> Result<Fitted, FitFailure> {
+    let failed = |message: String| FitFailure { message, degenerate: false };
+    let info = structdr_methods::lookup(&key.method).map_err(|e| failed(e.to_string()))?;
+    let (_, method) = info.instantiate(&key.params).map_err(|e| failed(e.to_string()))?;
     let seed = cell_seed(&fit_key(key));
     let input = FitInput::new(data.x.view(), seed);
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| method.fit_with(&input))) {
         Ok(r) => {
-            let f = r.map_err(|e| e.to_string())?;
-            f.check_shape(data.x.nrows(), data.x.ncols()).map_err(|e| format!("{}: {e}", key.method))?;
+            let f = r.map_err(|e| FitFailure { degenerate: matches!(e, structdr_methods::MethodError::Degenerate { .. }), message: e.to_string() })?;
+            f.check_shape(data.x.nrows(), data.x.ncols()).map_err(|e| failed(format!("{}: {e}", key.method)))?;
             Ok(f)
         }
-        Err(p) => Err(format!("method panicked: {}", panic_message(&p))),
+        Err(p) => Err(failed(format!("method panicked: {}", panic_message(&p)))),
     }
 }
 
@@ -134,7 +151,7 @@ pub fn evaluate(
 }
 
 /// Evaluates one cell on a shared fit (`fit_seconds` is the fit's time, shared by its cells).
-fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitted, String>, fit_seconds: f64, threads: &str) -> Record {
+fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitted, FitFailure>, fit_seconds: f64, threads: &str) -> Record {
     let dim = match cell.key.params.get("dim") {
         Some(ParamValue::Int(d)) => *d as usize,
         _ => data.data.x.ncols(),
@@ -161,12 +178,16 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
     };
     let fitted = match fitted {
         Ok(f) => f,
-        Err(e) => return base(Status::Failed, Some(e.clone()), BTreeMap::new(), 0.0, None, dim),
+        Err(e) => return base(if e.degenerate { Status::Degenerate } else { Status::Failed }, Some(e.message.clone()), BTreeMap::new(), 0.0, None, dim),
     };
     let y = match scored_coordinates(fitted, &cell.key, &data.data) {
         Ok(y) => y,
         Err(e) => return base(Status::Failed, Some(e), BTreeMap::new(), 0.0, Some(fitted), dim),
     };
+    if y.nrows() >= 2 && y.iter().all(|v| v.is_finite()) && y.rows().into_iter().all(|r| r == y.row(0)) {
+        let why = format!("{}: the output is one point repeated {} times (nothing to score)", cell.key.method, y.nrows());
+        return base(Status::Degenerate, Some(why), BTreeMap::new(), 0.0, Some(fitted), y.ncols());
+    }
     let t1 = Instant::now();
     let metrics = match (&data.data.labels, &plan.spec.evaluation) {
         (Some(labels), Some(ev)) => evaluate(&y, fitted.components.as_deref(), labels, &plan.methods[cell.method].protocols, ev.restarts, cell_seed(&cell.key)),
@@ -252,7 +273,7 @@ pub fn run(
         .flat_map_iter(|members| {
             let first = &results[members[0]].0;
             let t0 = Instant::now();
-            let fitted = fit_cell(&first.key, &data_arc[first.dataset].data);
+            let fitted = fit_cell_outcome(&first.key, &data_arc[first.dataset].data);
             let fit_seconds = t0.elapsed().as_secs_f64();
             // Figures of this spec will draw these fits: keep them in the fit cache.
             if let (Some(fits), Ok(f)) = (fits, &fitted) {
@@ -286,6 +307,7 @@ pub fn run(
         results[i].1 = Some(rec);
     }
     summary.failed = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Failed)).count();
+    summary.degenerate = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Degenerate)).count();
     let write_errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
     if !write_errors.is_empty() {
         anyhow::bail!("{} of {} computed records could not be written:\n  {}", write_errors.len(), summary.computed, write_errors.join("\n  "));

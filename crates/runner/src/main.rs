@@ -322,11 +322,12 @@ fn run(a: RunArgs) -> Result<()> {
     let out = structdr::run_spec(&plan, &opts)?;
     let s = &out.summary;
     println!(
-        "cells: {} total, {} computed, {} cached, {} failed{}",
+        "cells: {} total, {} computed, {} cached, {} failed{}{}",
         s.total,
         s.computed,
         s.cached,
         s.failed,
+        if s.degenerate > 0 { format!(", {} degenerate", s.degenerate) } else { String::new() },
         if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method, --shard)", s.skipped) } else { String::new() }
     );
     if let Some(t) = &out.tables {
@@ -341,11 +342,14 @@ fn run(a: RunArgs) -> Result<()> {
         }
     }
     // Every failed cell with its reason: nothing fails silently.
-    let failed = structdr::report::failed_cells(&plan, &out.prepared, &out.results);
-    if !failed.is_empty() {
-        println!("failed cells ({}):", failed.len());
-        for f in &failed {
-            println!("  {f}");
+    let failed = structdr::report::cells_with_status(&plan, &out.prepared, &out.results, structdr::store::Status::Failed);
+    let degenerate = structdr::report::cells_with_status(&plan, &out.prepared, &out.results, structdr::store::Status::Degenerate);
+    for (what, list) in [("failed", &failed), ("degenerate", &degenerate)] {
+        if !list.is_empty() {
+            println!("{what} cells ({}):", list.len());
+            for f in list {
+                println!("  {f}");
+            }
         }
     }
     println!("elapsed: {:.1} s", t0.elapsed().as_secs_f64());

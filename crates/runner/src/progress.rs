@@ -32,12 +32,20 @@ impl Progress {
 
     /// Reports a finished cell (`what`: "data set / method").
     pub fn cell_done(&self, what: &str, rec: &Record) {
-        self.bar.set_message(format!("{what} {}", if rec.status == Status::Ok { "" } else { "(failed)" }));
+        self.bar.set_message(format!(
+            "{what} {}",
+            match rec.status {
+                Status::Ok => "",
+                Status::Failed => "(failed)",
+                Status::Degenerate => "(degenerate)",
+            }
+        ));
         self.bar.inc(1);
         if self.log_lines {
             let outcome = match rec.status {
                 Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
                 Status::Failed => format!("failed: {}", rec.error.as_deref().unwrap_or("")),
+                Status::Degenerate => format!("degenerate: {}", rec.error.as_deref().unwrap_or("")),
             };
             let mut done = self.finished.lock().unwrap_or_else(|p| p.into_inner());
             *done += 1;

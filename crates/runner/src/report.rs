@@ -24,6 +24,8 @@ pub struct Best {
     pub total: usize,
     /// First error among failed cells (shown when nothing succeeded).
     pub first_error: Option<String>,
+    /// Cells of the pair's grid recorded as degenerate.
+    pub degenerate: usize,
     /// The metric the cell was selected by: the row's ([`crate::spec::MethodPlan::metric`]).
     pub metric: String,
 }
@@ -47,12 +49,13 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
         let metric = plan.methods[mi].metric.as_str();
         for di in 0..n_datasets {
             let mut best: Option<&Record> = None;
-            let (mut ok, mut total, mut first_error) = (0, 0, None);
+            let (mut ok, mut total, mut first_error, mut degenerate) = (0, 0, None, 0);
             for (c, r) in results.iter().filter(|(c, _)| c.method == mi && c.dataset == di) {
                 let _ = c;
                 total += 1;
                 let Some(r) = r else { continue };
                 if r.status != Status::Ok {
+                    degenerate += usize::from(r.status == Status::Degenerate);
                     first_error.get_or_insert_with(|| r.error.clone().unwrap_or_default());
                     continue;
                 }
@@ -62,20 +65,20 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
                     best = Some(r);
                 }
             }
-            out.push(Best { method: mi, dataset: di, record: best.cloned(), ok, total, first_error, metric: metric.to_string() });
+            out.push(Best { method: mi, dataset: di, record: best.cloned(), ok, total, first_error, degenerate, metric: metric.to_string() });
         }
     }
     out
 }
 
-/// One line per failed cell of the plan (cached or computed now): `data set / row params: reason`.
-/// Rows sharing a cell list it once.
-pub fn failed_cells(plan: &Plan, data: &[Prepared], results: &[(Cell, Option<Record>)]) -> Vec<String> {
+/// One line per cell of the plan with `status` (cached or computed now): `data set / row params:
+/// reason`. Rows sharing a cell list it once.
+pub fn cells_with_status(plan: &Plan, data: &[Prepared], results: &[(Cell, Option<Record>)], status: Status) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     results
         .iter()
         .filter_map(|(c, r)| {
-            let r = r.as_ref().filter(|r| r.status == Status::Failed)?;
+            let r = r.as_ref().filter(|r| r.status == status)?;
             seen.insert(c.hash.as_str()).then(|| {
                 format!(
                     "{} / {} {}: {}",
@@ -204,6 +207,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
                 let b = get(mi, di);
                 match b.score() {
                     Some(v) => format!("{v:.4}"),
+                    None if b.ok == 0 && b.total > 0 && b.degenerate == b.total => "degenerate".into(),
                     None if b.ok == 0 && b.total > 0 && b.first_error.is_some() => "failed".into(),
                     None => "–".into(),
                 }
@@ -255,6 +259,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             None => {
                 // No usable record: say whether cells failed or were simply not run yet.
                 let why = match &b.first_error {
+                    Some(e) if b.degenerate == b.total => format!("degenerate: {}", e.replace('|', "/")),
                     Some(e) => format!("failed: {}", e.replace('|', "/")),
                     None => "not computed yet".to_string(),
                 };
@@ -270,11 +275,12 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     }
     writeln!(
         md,
-        "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed. Code version {}.",
+        "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed{}. Code version {}.",
         summary.total,
         summary.computed,
         summary.cached,
         summary.failed,
+        if summary.degenerate > 0 { format!(", {} degenerate", summary.degenerate) } else { String::new() },
         crate::store::code_version()
     )
     .ok();

@@ -107,6 +107,10 @@ pub enum Status {
     Ok,
     /// The fit or its evaluation failed; `error` says why.
     Failed,
+    /// The data or the fit carry no structure to score (identical samples, an extreme scale, an
+    /// undefined embedding, an output collapsed to one point); `error` says why. Shown as
+    /// `degenerate` in tables, never as a number.
+    Degenerate,
 }
 
 /// One finished grid cell.

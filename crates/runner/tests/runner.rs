@@ -585,3 +585,51 @@ fn method_protocols_and_row_metrics() {
     let e = spec_error(&COMPONENTS_SPEC.replace("protocols = [\"loocv\"]", "protocols = [\"loocv\"]\nselect = \"acc_mean\""));
     assert!(e.contains("'acc_mean' is not a metric"), "{e}");
 }
+
+/// Degenerate data (a generator at radius 1e-200: squared distances underflow) give records with
+/// status `degenerate` and their reason, shown as `degenerate` in the table, never a score; the
+/// other data set's cells are unaffected.
+#[test]
+fn degenerate_data_is_recorded_as_degenerate() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+id = "t"
+title = "degenerate"
+seed = 3
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "circle"
+params = { n = 80, radius = 1e-200, noise = 0.0 }
+
+[[dataset]]
+name = "two_moons"
+params = { n = 80 }
+
+[[method]]
+name = "le"
+grid = { dim = 2, k = [5, 8] }
+
+[[method]]
+name = "pca"
+grid = { dim = 1 }
+"#;
+    let plan = plan_in(dir.path(), text);
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((out.summary.total, out.summary.degenerate, out.summary.failed), (6, 3, 0));
+    for (c, r) in &out.results {
+        let r = r.as_ref().unwrap();
+        if c.dataset == 0 {
+            assert_eq!(r.status, structdr::store::Status::Degenerate);
+            assert!(r.metrics.is_empty() && r.error.as_deref().unwrap().contains("extreme scale"), "{:?}", r.error);
+        } else {
+            assert_eq!(r.status, structdr::store::Status::Ok);
+        }
+    }
+    let md = std::fs::read_to_string(out.tables.unwrap().md).unwrap();
+    let row = md.lines().find(|l| l.starts_with("| **le** |")).unwrap();
+    assert!(row.contains("| degenerate |"), "{row}");
+    assert!(md.contains("3 degenerate"), "{md}");
+}

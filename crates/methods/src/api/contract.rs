@@ -331,6 +331,7 @@ pub trait Embedder: Send + Sync {
         if input.init.is_some() && !info.accepts_init {
             return Err(MethodError::Input { method: info.name, reason: "this method takes no initial value".into() });
         }
+        crate::api::check_degenerate(info.name, &input.x)?;
         self.fit_checked(input)
     }
     /// Fits on `x` (N x D, samples in rows) with `seed`, no labels and no initial value.

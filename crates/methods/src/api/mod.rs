@@ -83,6 +83,16 @@ pub enum MethodError {
         #[source]
         source: structdr_linalg::LinalgError,
     },
+    /// The data or the fit carry no structure to embed: identical samples, a scale at which
+    /// squared distances overflow or underflow, an optimum with an undefined embedding. The
+    /// runner records such cells with status `degenerate` (not a number that looks real).
+    #[error("{method}: degenerate: {reason}")]
+    Degenerate {
+        /// The method.
+        method: &'static str,
+        /// Why, in words.
+        reason: String,
+    },
     /// An optimisation solver (LP / QP) stopped without a usable solution.
     #[error("{method}: solver failure: {reason}")]
     Solver {
@@ -108,6 +118,50 @@ pub fn check_input(method: &'static str, x: &ArrayView2<f64>, min_samples: usize
     }
     if n < min_samples {
         return Err(MethodError::Input { method, reason: format!("{n} samples, at least {min_samples} needed") });
+    }
+    Ok(())
+}
+
+/// Largest spread `max_ij |x_ij - mean_j|` at which squared distances (summed over up to 1e6
+/// features and 1e6 samples) stay finite: `(1e150)^2 = 1e300`.
+pub const MAX_SPREAD: f64 = 1e150;
+
+/// Smallest non-zero spread at which squared distances do not underflow: `(1e-150)^2 = 1e-300`,
+/// near the smallest normal double.
+pub const MIN_SPREAD: f64 = 1e-150;
+
+/// The data checks every fit passes first ([`crate::api::Embedder::fit_with`]): with at least two
+/// finite samples, the data must not be one point repeated and their spread
+/// `s = max_ij |x_ij - mean_j|` must lie in `[MIN_SPREAD, MAX_SPREAD]`; otherwise the fit is
+/// [`MethodError::Degenerate`] (squared distances would overflow to inf or underflow to 0, and
+/// every method would return a plausible-looking but meaningless answer). Non-finite or empty
+/// data are left to the method's own [`check_input`].
+pub fn check_degenerate(method: &'static str, x: &ArrayView2<f64>) -> Result<()> {
+    let (n, d) = x.dim();
+    if n < 2 || d == 0 || x.iter().any(|v| !v.is_finite()) {
+        return Ok(());
+    }
+    let mean = x.mean_axis(ndarray::Axis(0)).expect("n >= 2");
+    let spread = x.rows().into_iter().flat_map(|r| r.iter().zip(mean.iter()).map(|(a, m)| (a - m).abs()).collect::<Vec<_>>()).fold(0.0f64, f64::max);
+    let first = x.row(0);
+    if x.rows().into_iter().all(|r| r == first) {
+        return Err(MethodError::Degenerate { method, reason: format!("constant data: all {n} samples are the same point") });
+    }
+    if !(spread <= MAX_SPREAD) {
+        return Err(MethodError::Degenerate {
+            method,
+            reason: format!(
+                "extreme scale: the samples spread {spread:.3e} from their mean (> {MAX_SPREAD:e}), so squared distances overflow; rescale the data"
+            ),
+        });
+    }
+    if spread < MIN_SPREAD {
+        return Err(MethodError::Degenerate {
+            method,
+            reason: format!(
+                "extreme scale: the samples spread only {spread:.3e} from their mean (< {MIN_SPREAD:e}), so squared distances underflow; rescale the data"
+            ),
+        });
     }
     Ok(())
 }

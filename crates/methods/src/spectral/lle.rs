@@ -141,7 +141,7 @@ pub(crate) fn info() -> MethodInfo {
         inductive: false,
         params: vec![
             dim(),
-            int("k", 1, 12, "neighbours per sample (12 as in drtoolbox; scikit-learn defaults to 5)"),
+            int("k", 2, 12, "neighbours per sample, >= 2 (with one neighbour every weight is 1 and M is the Laplacian of the 1-NN graph, whose null space is one indicator per 1-NN component: no embedding); 12 as in drtoolbox, scikit-learn defaults to 5"),
             float(
                 "reg",
                 0.0,

@@ -523,10 +523,10 @@ impl Embedder for Spl {
         let all_zero = s.iter().all(|&v| v == 0.0);
         if all_zero && self.gamma == 0.0 {
             // Q = I/4: the kernel (4L + I)^-1 = I has one N-fold eigenvalue, so KPCA has no answer
-            return Err(MethodError::Input {
+            return Err(MethodError::Degenerate {
                 method: NAME,
                 reason: format!(
-                    "degenerate: S = 0 is where the solver stopped (every edge's gradient 4d/(gamma+1) - 2 phi_ij <= 0 at S = 0 when the squared K-NN distances exceed {:.3}), so the gamma = 0 embedding, KPCA on (4L + I)^-1 = I, is undefined (all eigenvalues tie); rescale the data (squared K-NN distances of order d) or use gamma > 0 (scaled PCA at S = 0)",
+                    "S = 0 is where the solver stopped (every edge's gradient 4d/(gamma+1) - 2 phi_ij <= 0 at S = 0 when the squared K-NN distances exceed {:.3}), so the gamma = 0 embedding, KPCA on (4L + I)^-1 = I, is undefined (all eigenvalues tie); rescale the data (squared K-NN distances of order d) or use gamma > 0 (scaled PCA at S = 0)",
                     2.0 * self.dim as f64 / (self.gamma + 1.0)
                 ),
             });
