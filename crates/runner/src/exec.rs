@@ -6,7 +6,7 @@ use crate::data::Prepared;
 use crate::plan::{cell_seed, fit_key, Cell, Selection, Shard};
 use crate::progress::Progress;
 use crate::spec::{Plan, Protocol};
-use crate::store::{code_version, CellKey, FitStore, Record, Status, Store};
+use crate::store::{code_version, CellKey, ClaimOutcome, FitStore, Record, Status, Store};
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -39,6 +39,16 @@ pub struct RunOptions {
     pub quiet: bool,
 }
 
+/// What happened to a cell this run set out to compute.
+enum Outcome {
+    /// Computed by this run.
+    Computed(Record),
+    /// Finished by another run after this run's scan of the store: read back.
+    Finished(Record),
+    /// Being computed by another live run (its claim).
+    Busy(String),
+}
+
 /// Counts printed at the end of a run.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct RunSummary {
@@ -54,6 +64,8 @@ pub struct RunSummary {
     pub degenerate: usize,
     /// Missing cells left for a later run by `--max-cells`, `--dataset`, `--method` or `--shard`.
     pub skipped: usize,
+    /// Missing cells another live run on the same store is computing (left to it).
+    pub busy: usize,
 }
 
 /// Why a fit produced nothing to score.
@@ -268,10 +280,43 @@ pub fn run(
         });
         groups[g].push(i);
     }
-    let new: Vec<(usize, Record)> = groups
+    let new: Vec<(usize, Outcome)> = groups
         .par_iter()
         .flat_map_iter(|members| {
-            let first = &results[members[0]].0;
+            let mut out: Vec<(usize, Outcome)> = Vec::with_capacity(members.len());
+            // Claim the group's cells first: a cell another run finished since the scan is read
+            // back, one another live run is computing is left to it (see `Store::claim`).
+            let mut mine: Vec<usize> = Vec::new();
+            let mut guards = Vec::new();
+            for &i in members {
+                let cell = &results[i].0;
+                if mine.iter().any(|&j| results[j].0.hash == cell.hash) {
+                    mine.push(i); // the same cell in a second row: evaluated once below
+                    continue;
+                }
+                if let Some(r) = store.get(&cell.hash) {
+                    out.push((i, Outcome::Finished(r)));
+                    continue;
+                }
+                match store.claim(&cell.hash) {
+                    Ok(ClaimOutcome::Mine(g)) => {
+                        guards.push(g);
+                        mine.push(i);
+                    }
+                    Ok(ClaimOutcome::Busy(by)) => out.push((i, Outcome::Busy(by))),
+                    Err(e) => {
+                        // claims unavailable (read-only claims directory...): compute anyway
+                        if !opts.quiet {
+                            eprintln!("warning: cannot claim cell {}: {e}; computing it without a claim", cell.hash);
+                        }
+                        mine.push(i);
+                    }
+                }
+            }
+            if mine.is_empty() {
+                return out;
+            }
+            let first = &results[mine[0]].0;
             let t0 = Instant::now();
             let fitted = fit_cell_outcome(&first.key, &data_arc[first.dataset].data);
             let fit_seconds = t0.elapsed().as_secs_f64();
@@ -279,15 +324,15 @@ pub fn run(
             if let (Some(fits), Ok(f)) = (fits, &fitted) {
                 fits.put(&first.key, f, fit_seconds);
             }
-            let mut out: Vec<(usize, Record)> = Vec::with_capacity(members.len());
-            for &i in members {
+            let mut done: Vec<Record> = Vec::new();
+            for &i in &mine {
                 let cell = &results[i].0;
                 // Two rows of one method and grid that differ only in the metric they show share
                 // their cells: evaluate and store each key once.
-                if let Some((_, same)) = out.iter().find(|(_, r)| r.hash == cell.hash) {
+                if let Some(same) = done.iter().find(|r| r.hash == cell.hash) {
                     let same = same.clone();
                     progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &same);
-                    out.push((i, same));
+                    out.push((i, Outcome::Computed(same)));
                     continue;
                 }
                 let rec = evaluate_cell(plan, cell, &data_arc[cell.dataset], &fitted, fit_seconds, &threads);
@@ -295,16 +340,36 @@ pub fn run(
                     write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}: {e}", store.dir().join(format!("{}.json", rec.hash)).display()));
                 }
                 progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &rec);
-                out.push((i, rec));
+                done.push(rec.clone());
+                out.push((i, Outcome::Computed(rec)));
             }
+            drop(guards); // the records are written: release the claims
             out
         })
         .collect();
     structdr_linalg::blas::set_num_threads(previous);
     progress.finish();
-    for (i, rec) in new {
-        summary.computed += 1;
-        results[i].1 = Some(rec);
+    let mut busy_by: Vec<String> = Vec::new();
+    for (i, outcome) in new {
+        match outcome {
+            Outcome::Computed(rec) => {
+                summary.computed += 1;
+                results[i].1 = Some(rec);
+            }
+            Outcome::Finished(rec) => {
+                summary.cached += 1;
+                results[i].1 = Some(rec);
+            }
+            Outcome::Busy(by) => {
+                summary.busy += 1;
+                if !busy_by.contains(&by) {
+                    busy_by.push(by);
+                }
+            }
+        }
+    }
+    if summary.busy > 0 && !opts.quiet {
+        eprintln!("{} cells are being computed by another run on this store ({}); run again later to see them", summary.busy, busy_by.join("; "));
     }
     summary.failed = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Failed)).count();
     summary.degenerate = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Degenerate)).count();

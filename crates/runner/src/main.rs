@@ -330,6 +330,9 @@ fn run(a: RunArgs) -> Result<()> {
         if s.degenerate > 0 { format!(", {} degenerate", s.degenerate) } else { String::new() },
         if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method, --shard)", s.skipped) } else { String::new() }
     );
+    if s.busy > 0 {
+        println!("cells being computed by another run on this store: {} (not counted above; run again later)", s.busy);
+    }
     if let Some(t) = &out.tables {
         println!("tables: {} {} {}", t.md.display(), t.csv.display(), t.tex.display());
     }

@@ -181,6 +181,99 @@ pub const RECORDS_DIR: &str = "records";
 /// Where records lived before they were tracked (git-ignored, lost with the work tree).
 const LEGACY_DIR: &str = "cache";
 
+/// Name of the directory beside `records/` that holds the claims of cells being computed.
+pub const CLAIMS_DIR: &str = "claims";
+
+/// Claims from another host (or where process ids cannot be checked) older than this are taken
+/// over: their run is presumed dead.
+pub const CLAIM_TTL: std::time::Duration = std::time::Duration::from_secs(12 * 3600);
+
+/// What trying to claim a cell gave.
+pub enum ClaimOutcome {
+    /// This run computes the cell; the claim file is removed when the guard drops.
+    Mine(ClaimGuard),
+    /// Another live run is computing it (its claim, as written: `pid host started`).
+    Busy(String),
+}
+
+/// Holds a cell's claim file; removes it on drop (after the record is written, or on failure).
+pub struct ClaimGuard {
+    path: PathBuf,
+}
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").or_else(|_| std::fs::read_to_string("/etc/hostname")).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// Whether the claim text `pid host started` names a run that is still alive: on this host
+/// (with `/proc`), whether its process exists; from another host, whether the claim is younger
+/// than [`CLAIM_TTL`].
+fn claim_is_live(text: &str, age: Option<std::time::Duration>) -> bool {
+    let mut parts = text.split_whitespace();
+    let pid: Option<u32> = parts.next().and_then(|p| p.parse().ok());
+    let host = parts.next().unwrap_or("");
+    let young = age.is_some_and(|a| a < CLAIM_TTL);
+    let here = host == host_name() && Path::new("/proc/self").exists();
+    match (pid, here) {
+        (Some(p), true) => Path::new(&format!("/proc/{p}")).exists(),
+        _ => young,
+    }
+}
+
+impl Store {
+    /// The claims directory of this store (`<out>/claims`, git-ignored).
+    fn claims_dir(&self) -> PathBuf {
+        self.dir.parent().map_or_else(|| self.dir.join(CLAIMS_DIR), |p| p.join(CLAIMS_DIR))
+    }
+
+    /// Claims the cell `hash` for this run: an exclusive-create claim file `<hash>.claim`
+    /// holding `pid host unix-time`. A claim of a live run makes the cell [`ClaimOutcome::Busy`];
+    /// a claim left by a dead run (its process gone, or older than [`CLAIM_TTL`] from another
+    /// host) is taken over. So concurrent runs on one store (sharded, parallel, on several
+    /// machines over a shared file system) compute every cell once, and a killed run leaves
+    /// nothing stuck.
+    pub fn claim(&self, hash: &str) -> std::io::Result<ClaimOutcome> {
+        let dir = self.claims_dir();
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{hash}.claim"));
+        let text = format!(
+            "{} {} {}",
+            std::process::id(),
+            host_name(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+        );
+        for _ in 0..3 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    f.write_all(text.as_bytes())?;
+                    return Ok(ClaimOutcome::Mine(ClaimGuard { path }));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+                    let age = std::fs::metadata(&path).ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+                    if existing.is_empty() && age.is_some_and(|a| a < std::time::Duration::from_secs(5)) {
+                        // being written right now
+                        return Ok(ClaimOutcome::Busy("a run starting now".into()));
+                    }
+                    if claim_is_live(&existing, age) {
+                        return Ok(ClaimOutcome::Busy(existing.trim().to_string()));
+                    }
+                    // a dead run's claim: remove it and try again
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ClaimOutcome::Busy("contended".into()))
+    }
+}
+
 impl Store {
     /// Opens the record store of a spec's output directory, `<out_dir>/records`. A store left in
     /// the former location `<out_dir>/cache` is moved there first, or merged into it record by

@@ -633,3 +633,50 @@ grid = { dim = 1 }
     assert!(row.contains("| degenerate |"), "{row}");
     assert!(md.contains("3 degenerate"), "{md}");
 }
+
+/// Two runs on one store at the same time compute every cell once between them (per-cell claims);
+/// a claim left by a dead process is taken over.
+#[test]
+fn concurrent_runs_on_one_store_compute_each_cell_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // ESL cells of about a second each, so that the two runs overlap
+    let text = SPEC
+        .replace("params = { n = 120 }", "params = { n = 500 }")
+        .replace("name = \"le\"", "name = \"esl\"")
+        .replace("grid = { dim = 2, k = [5, 8, 12] }", "grid = { dim = 2, perplexity = [20.0, 30.0], lambda = [0.5, 0.7, 0.9] }");
+    let plan = plan_in(dir.path(), &text);
+    let total = 2 * (1 + 6);
+    let (a, b) = std::thread::scope(|s| {
+        let ha = s.spawn(|| structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary);
+        let hb = s.spawn(|| structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary);
+        (ha.join().unwrap(), hb.join().unwrap())
+    });
+    eprintln!("run A: {a:?}\nrun B: {b:?}");
+    assert_eq!(a.computed + b.computed, total, "each cell computed exactly once between the two runs");
+    for s in [&a, &b] {
+        assert_eq!(s.computed + s.cached + s.busy, total);
+    }
+    let records = std::fs::read_dir(dir.path().join("out/records")).unwrap().count();
+    assert_eq!(records, total);
+    assert_eq!(std::fs::read_dir(dir.path().join("out/claims")).unwrap().count(), 0, "claims are released");
+    // a dead run's claim (a process id that does not exist) does not block the cell
+    let victim = std::fs::read_dir(dir.path().join("out/records")).unwrap().next().unwrap().unwrap().path();
+    let hash = victim.file_stem().unwrap().to_string_lossy().to_string();
+    std::fs::remove_file(&victim).unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    std::fs::write(dir.path().join(format!("out/claims/{hash}.claim")), format!("4294967 {} 0", host.trim())).unwrap();
+    let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary;
+    assert_eq!((again.computed, again.busy), (1, 0));
+    // a live claim of this host (this very process stands in for the other run) is respected
+    std::fs::remove_file(dir.path().join(format!("out/records/{hash}.json"))).unwrap();
+    std::fs::write(dir.path().join(format!("out/claims/{hash}.claim")), format!("{} {} 0", std::process::id(), host.trim())).unwrap();
+    let held = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary;
+    assert_eq!((held.computed, held.busy), (0, 1));
+    std::fs::remove_file(dir.path().join(format!("out/claims/{hash}.claim"))).unwrap();
+    structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    // a live claim from another machine is respected
+    std::fs::remove_file(dir.path().join(format!("out/records/{hash}.json"))).unwrap();
+    std::fs::write(dir.path().join(format!("out/claims/{hash}.claim")), "12 some-other-host 0").unwrap();
+    let held = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary;
+    assert_eq!((held.computed, held.busy), (0, 1));
+}
