@@ -1,0 +1,294 @@
+//! The bad-input suite (docs/reliability.md keeps the catalogue): hostile or broken inputs to the
+//! `structdr` binary and its spec runner, each with the exit status and the words of the error it
+//! must give. Every case also asserts that nothing panicked. Table-driven: a case is a name, the
+//! files it needs, a command line, and what must come back.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What a case expects.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Expect {
+    /// Exit status 1 (an error) with this text in stderr.
+    Error(&'static str),
+    /// Exit status 2 (a run whose cells failed or were all degenerate) with this text in stdout or stderr.
+    Exit2(&'static str),
+    /// Success, with this text in stdout or stderr (a recorded `degenerate` status, a listed failure).
+    Ok(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    /// Files written into the case's directory before the command: (relative path, bytes).
+    files: Vec<(&'static str, Vec<u8>)>,
+    /// Arguments; `{d}` is replaced by the case's directory.
+    args: Vec<&'static str>,
+    expect: Expect,
+}
+
+fn case(name: &'static str, files: Vec<(&'static str, Vec<u8>)>, args: &[&'static str], expect: Expect) -> Case {
+    Case { name, files, args: args.to_vec(), expect }
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_structdr"));
+    c.env("STRUCTDR_NO_REEXEC", "1").env("STRUCTDR_OFFLINE", "1").env("STRUCTDR_MIRROR", "");
+    c
+}
+
+/// A small valid data table: 40 samples on a noisy curve in 3-D.
+fn good_csv() -> Vec<u8> {
+    let mut s = String::new();
+    for i in 0..40 {
+        let t = i as f64 * 0.15;
+        s.push_str(&format!("{},{},{}\n", t.cos(), t.sin(), 0.1 * t + 0.01 * ((i * 7 % 5) as f64)));
+    }
+    s.into_bytes()
+}
+
+fn scaled_csv(factor: f64) -> Vec<u8> {
+    String::from_utf8(good_csv())
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(|v| format!("{:e}", v.parse::<f64>().unwrap() * factor)).collect::<Vec<_>>().join(",") + "\n")
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn labels_csv(n: usize) -> Vec<u8> {
+    (0..n).map(|i| format!("{}\n", i / 10)).collect::<String>().into_bytes()
+}
+
+/// A NPY v1 file with the given header dict and payload.
+fn npy(header: &str, payload: &[u8]) -> Vec<u8> {
+    let mut h = header.to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut v = b"\x93NUMPY\x01\x00".to_vec();
+    v.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    v.extend_from_slice(h.as_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+/// A spec around `body` (datasets, methods...) with a valid header unless `body` replaces it.
+fn spec(body: &str) -> Vec<u8> {
+    format!("id = \"bad\"\ntitle = \"bad inputs\"\nseed = 1\n[evaluation]\nprotocols = [\"loocv\"]\n{body}").into_bytes()
+}
+
+const MOONS: &str = "[[dataset]]\nname = \"two_moons\"\nparams = { n = 60 }\n";
+const PCA: &str = "[[method]]\nname = \"pca\"\ngrid = { dim = 2 }\n";
+
+fn cases() -> Vec<Case> {
+    use Expect::*;
+    let embed = |input: &'static str| -> Vec<&'static str> { vec!["embed", "--method", "pca", "--param", "dim=2", "--input", input, "--out", "{d}/y.npy"] };
+    let mut v = vec![
+        // ---- input files (CLI) ----
+        case("input missing", vec![], &embed("{d}/nope.csv"), Error("nope.csv")),
+        case("input is a directory", vec![("dir.csv/x", b"1".to_vec())], &embed("{d}/dir.csv"), Error("not a regular file")),
+        case("input extension unknown", vec![("x.bin", good_csv())], &embed("{d}/x.bin"), Error("unsupported input format '.bin'")),
+        case("csv empty", vec![("x.csv", vec![])], &embed("{d}/x.csv"), Error("no numeric rows")),
+        case("csv header only", vec![("x.csv", b"a,b,c\n".to_vec())], &embed("{d}/x.csv"), Error("no numeric rows")),
+        case("csv ragged", vec![("x.csv", b"1,2,3\n4,5\n".to_vec())], &embed("{d}/x.csv"), Error("ragged row")),
+        case("csv typo on the first line", vec![("x.csv", b"1,2.O,3\n4,5,6\n7,8,9\n".to_vec())], &embed("{d}/x.csv"), Error("line 1")),
+        case("csv typo on a later line", vec![("x.csv", b"1,2,3\n4,5,6\n7,x8,9\n".to_vec())], &embed("{d}/x.csv"), Error("line 3")),
+        case("csv empty field", vec![("x.csv", b"1,2,3\n4,,6\n".to_vec())], &embed("{d}/x.csv"), Error("empty field")),
+        case("csv decimal comma with ';'", vec![("x.csv", b"1;2,5\n3;4\n".to_vec())], &embed("{d}/x.csv"), Error("`2,5`")),
+        case("csv invalid UTF-8", vec![("x.csv", b"1,2\n\xff\xfe,3\n".to_vec())], &embed("{d}/x.csv"), Error("invalid UTF-8")),
+        case("csv NaN value", vec![("x.csv", b"1,2,3\n4,nan,6\n7,8,9\n1,1,1\n".to_vec())], &embed("{d}/x.csv"), Error("non-finite")),
+        case("csv infinite value", vec![("x.csv", b"1,2,3\n4,inf,6\n7,8,9\n1,1,1\n".to_vec())], &embed("{d}/x.csv"), Error("non-finite")),
+        case("csv one sample", vec![("x.csv", b"1,2,3\n".to_vec())], &embed("{d}/x.csv"), Error("1 samples")),
+        case("identical samples", vec![("x.csv", b"1,2,3\n1,2,3\n1,2,3\n1,2,3\n".to_vec())], &embed("{d}/x.csv"), Error("degenerate: constant data")),
+        case("data x 1e300", vec![("x.csv", scaled_csv(1e300))], &embed("{d}/x.csv"), Error("degenerate: extreme scale")),
+        case("data x 1e-300", vec![("x.csv", scaled_csv(1e-300))], &embed("{d}/x.csv"), Error("degenerate: extreme scale")),
+        case("npy bad magic", vec![("x.npy", b"NOTNUMPY\x01\x00".to_vec())], &embed("{d}/x.npy"), Error("x.npy")),
+        case("npy truncated payload", vec![("x.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (10, 3), }", &[0u8; 40]))], &embed("{d}/x.npy"), Error("x.npy")),
+        case(
+            "npy header claims 10^18 values",
+            vec![("x.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 1000000000), }", &[0u8; 64]))],
+            &embed("{d}/x.npy"),
+            Error("x.npy"),
+        ),
+        case("npy complex dtype", vec![("x.npy", npy("{'descr': '<c16', 'fortran_order': False, 'shape': (2, 2), }", &[0u8; 64]))], &embed("{d}/x.npy"), Error("x.npy")),
+        // ---- outputs and parameters (CLI) ----
+        case("output extension unknown", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--input", "{d}/x.csv", "--out", "{d}/y.bin"], Error("unsupported output format '.bin'")),
+        case("output directory missing", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--input", "{d}/x.csv", "--out", "{d}/no/such/dir/y.npy"], Error("y.npy")),
+        case("param without '='", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--param", "dim", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("KEY=VALUE")),
+        case("unknown param", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--param", "sigma=1", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("sigma")),
+        case("param of the wrong type", vec![("x.csv", good_csv())], &["embed", "--method", "le", "--param", "k=abc", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'k' must be integer")),
+        case("k = 0", vec![("x.csv", good_csv())], &["embed", "--method", "le", "--param", "k=0", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'k' must be integer >= 1")),
+        case("k >= N", vec![("x.csv", good_csv())], &["embed", "--method", "le", "--param", "k=40", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("too few points")),
+        case("LLE with k = 1", vec![("x.csv", good_csv())], &["embed", "--method", "lle", "--param", "k=1", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'k' must be integer >= 2")),
+        case("dim larger than D", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--param", "dim=9", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("dim")),
+        case("negative C for spl", vec![("x.csv", good_csv())], &["embed", "--method", "spl", "--param", "C=-1", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'C' must be float in (0.0, inf]")),
+        case("gamma = inf for spl", vec![("x.csv", good_csv())], &["embed", "--method", "spl", "--param", "gamma=inf", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'gamma' must be float in [0.0, inf)")),
+        case("unknown method", vec![("x.csv", good_csv())], &["embed", "--method", "umapp", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("unknown method 'umapp'")),
+        case("embed a feature selector", vec![("x.csv", good_csv())], &["embed", "--method", "fsl", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("use `structdr select`")),
+        case("select an embedding method", vec![("x.csv", good_csv())], &["select", "--method", "pca", "--input", "{d}/x.csv", "--out", "{d}/w.npy"], Error("not feature weights")),
+        // ---- evaluation (CLI) ----
+        case("labels of another length", vec![("y.csv", good_csv()), ("l.csv", labels_csv(30))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("length")),
+        case("labels not integers", vec![("y.csv", good_csv()), ("l.csv", b"1\n2.5\n".to_vec())], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("not an integer")),
+        case("labels with two columns", vec![("y.csv", good_csv()), ("l.csv", b"1,2\n3,4\n".to_vec())], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("one column")),
+        case("labels extension unknown", vec![("y.csv", good_csv()), ("l.dat", labels_csv(40))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.dat"], Error("unsupported labels format")),
+        case("eval NaN embedding", vec![("y.csv", b"1,2\n4,nan\n7,8\n".to_vec()), ("l.csv", labels_csv(3))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("NaN or infinite")),
+        case("eval 0-column embedding", vec![("y.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (40, 0), }", &[])), ("l.csv", labels_csv(40))], &["eval", "loocv", "--input", "{d}/y.npy", "--labels", "{d}/l.csv"], Error("0 columns")),
+        case("kmeans k = 0", vec![("y.csv", good_csv()), ("l.csv", labels_csv(40))], &["eval", "kmeans", "--input", "{d}/y.csv", "--labels", "{d}/l.csv", "--k", "0"], Error("k = 0")),
+        case("kmeans restarts = 0", vec![("y.csv", good_csv()), ("l.csv", labels_csv(40))], &["eval", "kmeans", "--input", "{d}/y.csv", "--labels", "{d}/l.csv", "--restarts", "0"], Error("restarts")),
+        // ---- specs (check) ----
+        case("spec missing", vec![], &["check", "{d}/none.toml"], Error("cannot read spec")),
+        case("spec TOML syntax", vec![("s.toml", b"id = \"x\"\ntitle = \n".to_vec())], &["check", "{d}/s.toml"], Error("s.toml:2")),
+        case("spec unknown key", vec![("s.toml", spec(&format!("colour = 1\n{MOONS}{PCA}")))], &["check", "{d}/s.toml"], Error("colour")),
+        case("spec without data sets", vec![("s.toml", spec(PCA))], &["check", "{d}/s.toml"], Error("missing field `dataset`")),
+        case("spec without methods", vec![("s.toml", spec(MOONS))], &["check", "{d}/s.toml"], Error("no [[method]]")),
+        case("unknown data set", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"moonz\"\n{PCA}")))], &["check", "{d}/s.toml"], Error("unknown data set 'moonz'")),
+        case("unknown method in a spec", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"pcaa\"\n")))], &["check", "{d}/s.toml"], Error("unknown method 'pcaa'")),
+        case("unknown grid parameter", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"pca\"\ngrid = {{ dims = 2 }}\n")))], &["check", "{d}/s.toml"], Error("no parameter 'dims'")),
+        case("empty grid axis", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"le\"\ngrid = {{ k = [] }}\n")))], &["check", "{d}/s.toml"], Error("is empty")),
+        case("grid value of the wrong type", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"le\"\ngrid = {{ k = [\"five\"] }}\n")))], &["check", "{d}/s.toml"], Error("'k' must be integer")),
+        case("generator n = 0", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"two_moons\"\nparams = {{ n = 0 }}\n{PCA}")))], &["check", "{d}/s.toml"], Error("`n` = 0")),
+        case("generator noise = inf", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"two_moons\"\nparams = {{ noise = inf }}\n{PCA}")))], &["check", "{d}/s.toml"], Error("`noise` = inf")),
+        case("generator unknown parameter", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"two_moons\"\nparams = {{ radius = 1 }}\n{PCA}")))], &["check", "{d}/s.toml"], Error("no parameter 'radius'")),
+        case("registry set with params", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"iris\"\nparams = {{ n = 5 }}\n{PCA}")))], &["check", "{d}/s.toml"], Error("takes no params")),
+        case("preprocess threshold 2", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"two_moons\"\npreprocess = [{{ op = \"pca_energy\", threshold = 2.0 }}]\n{PCA}")))], &["check", "{d}/s.toml"], Error("threshold must be in (0, 1]")),
+        case("preprocess pca_dim d = 0", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"two_moons\"\npreprocess = [{{ op = \"pca_dim\", d = 0 }}]\n{PCA}")))], &["check", "{d}/s.toml"], Error("d must be >= 1")),
+        case("preprocess unknown op", vec![("s.toml", spec(&format!("[[dataset]]\nname = \"two_moons\"\npreprocess = [{{ op = \"whiten\" }}]\n{PCA}")))], &["check", "{d}/s.toml"], Error("whiten")),
+        case(
+            "restarts = 0",
+            vec![("s.toml", format!("id = \"bad\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"kmeans\"]\nrestarts = 0\n{MOONS}{PCA}").into_bytes())],
+            &["check", "{d}/s.toml"],
+            Error("restarts must be >= 1"),
+        ),
+        case(
+            "select metric unknown",
+            vec![("s.toml", format!("id = \"bad\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\nselect = \"loocv_acc\"\n{MOONS}{PCA}").into_bytes())],
+            &["check", "{d}/s.toml"],
+            Error("'loocv_acc' is not a metric"),
+        ),
+        case("row select unknown", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"pca\"\nselect = \"acc_mean\"\ngrid = {{ dim = 2 }}\n")))], &["check", "{d}/s.toml"], Error("'acc_mean' is not a metric")),
+        case("id with ..", vec![("s.toml", format!("id = \"../../x\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("without '..'")),
+        case("absolute id", vec![("s.toml", format!("id = \"/tmp/x\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("relative path")),
+        case("empty output", vec![("s.toml", format!("id = \"x\"\ntitle = \"t\"\noutput = \"\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("output is empty")),
+        case("absolute table_path", vec![("s.toml", format!("id = \"x\"\ntitle = \"t\"\ntable_path = \"/etc/x\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("relative path")),
+        case(
+            "grid of a million cells",
+            vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"le\"\ngrid = {{ k = [{}], dim = [{}] }}\n", (1..=1000).map(|v| v.to_string()).collect::<Vec<_>>().join(","), (1..=1000).map(|v| v.to_string()).collect::<Vec<_>>().join(","))))],
+            &["check", "{d}/s.toml"],
+            Error("1000000 cells"),
+        ),
+        case("duplicate data set label", vec![("s.toml", spec(&format!("{MOONS}{MOONS}{PCA}")))], &["check", "{d}/s.toml"], Error("appears twice")),
+        case("duplicate method label", vec![("s.toml", spec(&format!("{MOONS}{PCA}{PCA}")))], &["check", "{d}/s.toml"], Error("appears twice")),
+        case(
+            "reference row of the wrong length",
+            vec![("s.toml", spec(&format!("{MOONS}{PCA}[reference]\nsource = \"s\"\ndatasets = [\"a\", \"b\"]\nrows = {{ PCA = [0.5] }}\n")))],
+            &["check", "{d}/s.toml"],
+            Error("has 1 values for 2 data sets"),
+        ),
+        case(
+            "figure panel on an unknown data set",
+            vec![("s.toml", spec(&format!("{MOONS}[[figure]]\nname = \"f\"\ntitle = \"f\"\nkind = \"embedding\"\n[[figure.panel]]\ndataset = \"nope\"\nmethod = \"pca\"\n")))],
+            &["check", "{d}/s.toml"],
+            Error("no data set labelled 'nope'"),
+        ),
+        // ---- runs ----
+        case("run --dataset not in the spec", vec![("s.toml", spec(&format!("{MOONS}{PCA}")))], &["run", "{d}/s.toml", "--results", "{d}/r", "--dataset", "iris"], Error("--dataset iris")),
+        case("run --shard 0/4", vec![("s.toml", spec(&format!("{MOONS}{PCA}")))], &["run", "{d}/s.toml", "--results", "{d}/r", "--shard", "0/4"], Error("1 <= i <= n")),
+        case("run whose every cell fails", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"pca\"\ngrid = {{ dim = [5, 6] }}\n")))], &["run", "{d}/s.toml", "--results", "{d}/r"], Exit2("no cell of")),
+        case(
+            "run --fail-on-error with one failed cell",
+            vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"pca\"\ngrid = {{ dim = [1, 5] }}\n")))],
+            &["run", "--fail-on-error", "{d}/s.toml", "--results", "{d}/r"],
+            Exit2("failed cell(s)"),
+        ),
+        case("run lists a failed cell", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"pca\"\ngrid = {{ dim = [1, 5] }}\n")))], &["run", "{d}/s.toml", "--results", "{d}/r"], Ok("failed cells (1)")),
+        case(
+            "run on degenerate generated data",
+            vec![("s.toml", spec(&format!("[[dataset]]\nname = \"circle\"\nparams = {{ n = 50, radius = 1e-200, noise = 0.0 }}\n{MOONS}[[method]]\nname = \"le\"\ngrid = {{ dim = 2, k = 5 }}\n")))],
+            &["run", "{d}/s.toml", "--results", "{d}/r"],
+            Ok("degenerate cells (1)"),
+        ),
+    ];
+    #[cfg(unix)]
+    v.push(case("input symlink to /dev/zero", vec![], &embed("{d}/zero.npy"), Error("not a regular file")));
+    v
+}
+
+fn run_case(c: &Case, root: &Path) -> (Option<i32>, String) {
+    let d = root.join(c.name.replace([' ', '/', '\'', '=', '.', '>', ';', ','], "_"));
+    std::fs::create_dir_all(&d).unwrap();
+    for (rel, bytes) in &c.files {
+        let p = d.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    #[cfg(unix)]
+    if c.name == "input symlink to /dev/zero" {
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero.npy")).unwrap();
+    }
+    let args: Vec<String> = c.args.iter().map(|a| a.replace("{d}", &d.display().to_string())).collect();
+    let out = bin().current_dir(&d).args(&args).output().unwrap();
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), text)
+}
+
+#[test]
+fn every_bad_input_gets_its_error_or_status_and_nothing_panics() {
+    let root = tempfile::tempdir().unwrap();
+    let cases = cases();
+    assert!(cases.len() >= 60, "the suite has {} cases", cases.len());
+    let mut failures = Vec::new();
+    for c in &cases {
+        let (code, text) = run_case(c, root.path());
+        let ok = match c.expect {
+            Expect::Error(want) => code == Some(1) && text.contains(want),
+            Expect::Exit2(want) => code == Some(2) && text.contains(want),
+            Expect::Ok(want) => code == Some(0) && text.contains(want),
+        };
+        if !ok || text.contains("panicked") {
+            failures.push(format!("{}: expected {:?}, got exit {code:?}:\n{}", c.name, c.expect, text.trim()));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} cases failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+}
+
+/// A record directory that cannot be written is an error naming the path, and the records a
+/// previous run finished are still there afterwards.
+#[test]
+fn unwritable_record_directory_is_an_error_and_loses_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path();
+    std::fs::write(d.join("s.toml"), spec(&format!("{MOONS}[[method]]\nname = \"pca\"\ngrid = {{ dim = [1, 2] }}\n"))).unwrap();
+    let ok = bin().args(["run", "s.toml", "--results", "r"]).current_dir(d).output().unwrap();
+    assert!(ok.status.success());
+    let records: PathBuf = d.join("r/bad/records");
+    let before: Vec<_> = std::fs::read_dir(&records).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(before.len(), 2);
+    // a third cell, into a read-only record directory
+    std::fs::write(d.join("s.toml"), spec(&format!("{MOONS}[[method]]\nname = \"pca\"\ngrid = {{ dim = [1, 2, 3] }}\n"))).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&records, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let probe = records.join(".probe");
+        let writable = std::fs::write(&probe, b"x").is_ok(); // root ignores permissions
+        let _ = std::fs::remove_file(&probe);
+        let out = bin().args(["run", "s.toml", "--results", "r"]).current_dir(d).output().unwrap();
+        std::fs::set_permissions(&records, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if !writable {
+            assert_eq!(out.status.code(), Some(1));
+            assert!(String::from_utf8_lossy(&out.stderr).contains("could not be written"), "{}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    for p in &before {
+        assert!(p.exists(), "{} was lost", p.display());
+    }
+}
+
+/// docs/reliability.md lists every case of the suite (its first column).
+#[test]
+fn the_catalogue_lists_every_case() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reliability.md")).unwrap();
+    let missing: Vec<&str> = cases().iter().map(|c| c.name).filter(|n| !doc.contains(&format!("| {n} |"))).collect();
+    assert!(missing.is_empty(), "docs/reliability.md lacks: {missing:?}");
+}
