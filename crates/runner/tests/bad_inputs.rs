@@ -62,7 +62,7 @@ fn labels_csv(n: usize) -> Vec<u8> {
 /// A NPY v1 file with the given header dict and payload.
 fn npy(header: &str, payload: &[u8]) -> Vec<u8> {
     let mut h = header.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');
