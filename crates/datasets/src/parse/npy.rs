@@ -143,18 +143,23 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
 /// the byte offset.
 pub fn read_matrix(path: &Path) -> Result<Array2<f64>, ParseError> {
     let (data, name) = read_file(path)?;
-    let a = parse_npy(&data, &name)?;
+    parse_matrix(&data, &name)
+}
+
+/// [`read_matrix`] on bytes already in memory (`name` names them in errors).
+pub fn parse_matrix(data: &[u8], name: &str) -> Result<Array2<f64>, ParseError> {
+    let a = parse_npy(data, name)?;
     let (r, c) = match a.shape[..] {
         [r, c] => (r, c),
         [r] => (r, 1),
-        _ => return Err(ParseError::offset(&name, 8, format!("array has shape {:?}, expected 2-D", a.shape))),
+        _ => return Err(ParseError::offset(name, 8, format!("array has shape {:?}, expected 2-D", a.shape))),
     };
     let res = if a.fortran {
         Array2::from_shape_vec((r, c).f(), a.values).map(|m| m.as_standard_layout().to_owned())
     } else {
         Array2::from_shape_vec((r, c), a.values)
     };
-    res.map_err(|e| ParseError::offset(&name, 8, format!("shape error {e}")))
+    res.map_err(|e| ParseError::offset(name, 8, format!("shape error {e}")))
 }
 
 /// Reads a label vector from a `.npy` file: shape (N,), (N, 1) or (1, N); integer or boolean
