@@ -226,7 +226,12 @@ mod tests {
 
     #[test]
     fn errors_on_duplicates_and_large_dim() {
+        // one point repeated: refused before the kernel as degenerate data
         let x = Array2::<f64>::ones((6, 2));
+        assert!(KernelPca { dim: 2, bandwidth: 1.0 }.fit(x.view(), 0).unwrap_err().to_string().contains("degenerate: constant data"));
+        // most pairs duplicates: the median distance is 0 and the bandwidth undefined
+        let mut x = Array2::<f64>::ones((6, 2));
+        x[[5, 0]] = 3.0;
         assert!(KernelPca { dim: 2, bandwidth: 1.0 }.fit(x.view(), 0).unwrap_err().to_string().contains("median"));
         let x = array![[0.0], [1.0], [3.0]];
         assert!(KernelPca { dim: 3, bandwidth: 1.0 }.fit(x.view(), 0).is_err());
