@@ -80,6 +80,8 @@ fn knn_needs_more_points_than_neighbours() {
     let e = knn(x.view(), 5).unwrap_err().to_string();
     assert!(e.contains("too few points for k neighbours"), "{e}");
     assert!(knn(x.view(), 4).is_ok());
+    // five distinct points (five copies of one point are refused earlier, as degenerate data)
+    let x = Array2::from_shape_fn((5, 2), |(i, j)| (i * (j + 2)) as f64);
     let e = method("le", &[("k", ParamValue::Int(12))]).fit(x.view(), 0).unwrap_err().to_string();
     assert!(e.contains("le") && e.contains("too few points"), "{e}");
     let e = method("lle", &[("k", ParamValue::Int(5))]).fit(x.view(), 0).unwrap_err().to_string();
