@@ -122,7 +122,7 @@ pub fn check_input(method: &'static str, x: &ArrayView2<f64>, min_samples: usize
     Ok(())
 }
 
-/// Largest spread `max_ij |x_ij - mean_j|` at which squared distances (summed over up to 1e6
+/// Largest spread `max_ij |x_ij - x_0j|` at which squared distances (summed over up to 1e6
 /// features and 1e6 samples) stay finite: `(1e150)^2 = 1e300`.
 pub const MAX_SPREAD: f64 = 1e150;
 
@@ -132,7 +132,7 @@ pub const MIN_SPREAD: f64 = 1e-150;
 
 /// The data checks every fit passes first ([`crate::api::Embedder::fit_with`]): with at least two
 /// finite samples, the data must not be one point repeated and their spread
-/// `s = max_ij |x_ij - mean_j|` must lie in `[MIN_SPREAD, MAX_SPREAD]`; otherwise the fit is
+/// `s = max_ij |x_ij - x_0j|` must lie in `[MIN_SPREAD, MAX_SPREAD]`; otherwise the fit is
 /// [`MethodError::Degenerate`] (squared distances would overflow to inf or underflow to 0, and
 /// every method would return a plausible-looking but meaningless answer). Non-finite or empty
 /// data are left to the method's own [`check_input`].
@@ -141,26 +141,23 @@ pub fn check_degenerate(method: &'static str, x: &ArrayView2<f64>) -> Result<()>
     if n < 2 || d == 0 || x.iter().any(|v| !v.is_finite()) {
         return Ok(());
     }
-    let mean = x.mean_axis(ndarray::Axis(0)).expect("n >= 2");
-    let spread = x.rows().into_iter().flat_map(|r| r.iter().zip(mean.iter()).map(|(a, m)| (a - m).abs()).collect::<Vec<_>>()).fold(0.0f64, f64::max);
+    // measured from the first sample (not the mean, whose rounding would hide a repeated point):
+    // within a factor 2 of the spread from the mean, and exactly 0 iff every sample is the same
     let first = x.row(0);
-    if x.rows().into_iter().all(|r| r == first) {
+    let spread = x.rows().into_iter().fold(0.0f64, |s, r| r.iter().zip(first.iter()).fold(s, |s, (a, f)| s.max((a - f).abs())));
+    if spread == 0.0 {
         return Err(MethodError::Degenerate { method, reason: format!("constant data: all {n} samples are the same point") });
     }
     if !(spread <= MAX_SPREAD) {
         return Err(MethodError::Degenerate {
             method,
-            reason: format!(
-                "extreme scale: the samples spread {spread:.3e} from their mean (> {MAX_SPREAD:e}), so squared distances overflow; rescale the data"
-            ),
+            reason: format!("extreme scale: the samples spread {spread:.3e} (> {MAX_SPREAD:e}), so squared distances overflow; rescale the data"),
         });
     }
     if spread < MIN_SPREAD {
         return Err(MethodError::Degenerate {
             method,
-            reason: format!(
-                "extreme scale: the samples spread only {spread:.3e} from their mean (< {MIN_SPREAD:e}), so squared distances underflow; rescale the data"
-            ),
+            reason: format!("extreme scale: the samples spread only {spread:.3e} (< {MIN_SPREAD:e}), so squared distances underflow; rescale the data"),
         });
     }
     Ok(())
