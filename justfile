@@ -100,6 +100,32 @@ figures-density: figures-mpme figures-spl figures-esl figures-fsl figures-usps1
 bench:
     cargo bench -p structdr-linalg -p structdr-eval -p structdr-methods -- --quick
 
+# libFuzzer on every parser (nightly toolchain + `cargo install cargo-fuzz`): each target runs SECS
+# seconds on its committed corpus fuzz/corpus/<target>/, which grows; a crash, a hang over 10 s or
+# an allocation over 2 GiB stops it with the input in fuzz/artifacts/<target>/ (logs: fuzz/logs/).
+# Fuzz every parser SECS seconds each (default 600); `just fuzz 600 npy csv`: only those targets.
+fuzz SECS="600" *TARGETS:
+    #!/usr/bin/env bash
+    set -uo pipefail
+    targets="{{TARGETS}}"
+    [ -n "$targets" ] || targets="$(cargo +nightly fuzz list --fuzz-dir fuzz)"
+    mkdir -p fuzz/logs
+    for t in $targets; do
+        echo "== fuzz $t for {{SECS}} s"
+        cargo +nightly fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" -- -max_total_time={{SECS}} -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 > "fuzz/logs/$t.log" 2>&1
+        rc=$?
+        grep -E "^Done|stat::number_of_executed_units|stat::peak_rss_mb|ERROR: libFuzzer|SUMMARY" "fuzz/logs/$t.log" || true
+        [ "$rc" -eq 0 ] || { echo "fuzz $t failed (exit $rc): see fuzz/logs/$t.log and fuzz/artifacts/$t/"; exit 1; }
+    done
+
+# Shrink the fuzz corpora to the inputs that add coverage (before committing them).
+fuzz-cmin *TARGETS:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    targets="{{TARGETS}}"
+    [ -n "$targets" ] || targets="$(cargo +nightly fuzz list --fuzz-dir fuzz)"
+    for t in $targets; do cargo +nightly fuzz cmin --fuzz-dir fuzz "$t" "fuzz/corpus/$t"; done
+
 # Remove records of other method versions from a spec's store (`just prune experiments/table1_loocv.toml --dry-run`).
 prune SPEC *ARGS: build
     {{bin}} prune {{SPEC}} {{ARGS}}

@@ -352,6 +352,18 @@ fn pnm_token<'a>(data: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
     (start < *pos).then(|| &data[start..*pos])
 }
 
+/// Largest decoded image (samples or bytes of pixel data) [`decode_pnm`], [`decode_png`] and
+/// [`decode_jpeg`] accept: 256 Mi, 10^4 times the largest benchmark image, so that a forged
+/// header cannot make the loader allocate gigabytes before the pixel data runs out.
+pub const MAX_IMAGE_BYTES: usize = 256 << 20;
+
+fn check_image_size(source: &str, format: &str, size: usize) -> Result<(), LoadError> {
+    if size > MAX_IMAGE_BYTES {
+        return Err(layout(source, format!("{format} header declares {size} pixel values, more than the limit of {MAX_IMAGE_BYTES}")));
+    }
+    Ok(())
+}
+
 /// Decodes a binary or ASCII PGM/PPM (`P2`, `P3`, `P5`, `P6`; maxval up to 65535, values kept
 /// as stored).
 pub fn decode_pnm(data: &[u8], source: &str) -> Result<Image, LoadError> {
@@ -377,7 +389,10 @@ pub fn decode_pnm(data: &[u8], source: &str) -> Result<Image, LoadError> {
         return Err(layout(source, format!("bad PNM header {width} x {height}, maxval {maxval}")));
     }
     let n = width.checked_mul(height).and_then(|v| v.checked_mul(channels)).ok_or_else(|| layout(source, "PNM dimensions overflow"))?;
-    let mut out = Vec::with_capacity(n.min(1 << 28));
+    check_image_size(source, "PNM", n)?;
+    // reserve no more than the file can hold: every sample takes at least one byte (found by
+    // `just fuzz images`: a header of 1e9 x 1e9 reserved 2 GiB before the data ran out)
+    let mut out = Vec::with_capacity(n.min(data.len()));
     if binary {
         pos += 1; // the single whitespace byte after maxval
         let bps = if maxval > 255 { 2 } else { 1 };
@@ -416,6 +431,9 @@ pub fn decode_png(data: &[u8], source: &str) -> Result<Image, LoadError> {
     let mut dec = png::Decoder::new(std::io::Cursor::new(data));
     dec.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = dec.read_info().map_err(err)?;
+    // the header's size is checked before the frame buffer is allocated (found by `just fuzz
+    // images`: 3 x 939524098 pixels asked for 2.8 GB from a 60-byte file)
+    check_image_size(source, "PNG", reader.output_buffer_size())?;
     let mut buf = vec![0u8; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).map_err(err)?;
     let ch = match info.color_type {
@@ -438,6 +456,19 @@ pub fn decode_png(data: &[u8], source: &str) -> Result<Image, LoadError> {
 /// Decodes a baseline or progressive JPEG (8-bit grey or RGB).
 pub fn decode_jpeg(data: &[u8], source: &str) -> Result<Image, LoadError> {
     let mut dec = jpeg_decoder::Decoder::new(std::io::Cursor::new(data));
+    dec.set_max_decoding_buffer_size(MAX_IMAGE_BYTES);
+    // The header's size is checked before any scan is decoded (found by `just fuzz images`: 485
+    // bytes declaring 32775 x 8201 pixels decoded for over 10 s). Even a flat baseline block costs
+    // a few bits per 8 x 8 pixels, so a real JPEG holds at most ~256 pixels per byte: 1024 per
+    // byte (+ 64 Ki) is a generous bound.
+    dec.read_info().map_err(|e| layout(source, format!("JPEG: {e}")))?;
+    if let Some(info) = dec.info() {
+        let pixels = usize::from(info.width) * usize::from(info.height);
+        check_image_size(source, "JPEG", pixels)?;
+        if pixels > 1024 * data.len() + (1 << 16) {
+            return Err(layout(source, format!("JPEG header declares {} x {} pixels, more than {} bytes can encode", info.width, info.height, data.len())));
+        }
+    }
     let pixels = dec.decode().map_err(|e| layout(source, format!("JPEG: {e}")))?;
     let info = dec.info().ok_or_else(|| layout(source, "JPEG: no frame header"))?;
     let channels = match info.pixel_format {
@@ -513,7 +544,9 @@ pub fn parse_image_zip(data: &[u8], source: &str, loader: &Loader, n_samples: us
         if f.size() > MAX_MEMBER_BYTES {
             return Err(layout(source, format!("zip member {name} is {} bytes, larger than the limit", f.size())));
         }
-        let mut buf = Vec::with_capacity(f.size() as usize);
+        // the declared size is only a hint: reserve at most 16 MiB up front (found by `just fuzz
+        // images`: a forged header declaring 4 GiB - 1 bytes); `take` bounds what is read
+        let mut buf = Vec::with_capacity(f.size().min(1 << 24) as usize);
         f.take(MAX_MEMBER_BYTES + 1).read_to_end(&mut buf).map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
         Ok(buf)
     };
@@ -623,6 +656,26 @@ pub fn export(dataset: &Dataset, dir: &Path) -> Result<(), LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forged_image_headers_are_refused_before_allocating() {
+        // found by `just fuzz images` (CRCs are not checked in fuzzing builds): a PNG of 72 bytes
+        // declaring 3 x 939524098 pixels; this one has valid CRCs
+        let png = include_bytes!("../tests/fixtures/forged_huge_header.png");
+        let e = decode_png(png, "forged.png").unwrap_err().to_string();
+        assert!(e.contains("forged.png") && e.contains("limit"), "{e}");
+        let e = decode_pnm(b"P2 1000000000 1000000000 255 1 2 3", "forged.pgm").unwrap_err().to_string();
+        assert!(e.contains("forged.pgm") && e.contains("limit"), "{e}");
+        let e = decode_pnm(b"P2 10000 10000 255 1 2 3", "short.pgm").unwrap_err().to_string();
+        assert!(e.contains("short.pgm") && e.contains("sample 3"), "{e}");
+        // found by `just fuzz images`: a 485-byte JPEG declaring 32775 x 8201 pixels
+        let jpg = include_bytes!("../../../fuzz/corpus/images/timeout_jpeg_huge_header");
+        let e = decode_jpeg(jpg, "forged.jpg").unwrap_err().to_string();
+        assert!(e.contains("forged.jpg") && (e.contains("limit") || e.contains("can encode")), "{e}");
+        // an honest image still decodes
+        let ok = decode_pnm(b"P2 2 1 255 7 9", "ok.pgm").unwrap();
+        assert_eq!(ok.data, vec![7.0, 9.0]);
+    }
 
     #[test]
     fn natural_order() {

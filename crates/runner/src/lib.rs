@@ -8,6 +8,7 @@
 pub mod data;
 pub mod exec;
 pub mod figures;
+pub mod fuzz;
 pub mod plan;
 pub mod progress;
 pub mod report;

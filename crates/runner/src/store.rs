@@ -311,7 +311,7 @@ impl Store {
     /// The record of `hash`, if present and readable (a corrupt file counts as missing).
     pub fn get(&self, hash: &str) -> Option<Record> {
         let text = std::fs::read_to_string(self.path(hash)).ok()?;
-        let rec: Record = serde_json::from_str(&text).ok()?;
+        let rec = Record::from_json(&text).ok()?;
         (rec.hash == hash).then_some(rec)
     }
 
@@ -356,7 +356,7 @@ impl Store {
             if path.extension().is_none_or(|x| x != "json") {
                 continue;
             }
-            let rec: Option<Record> = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
+            let rec: Option<Record> = std::fs::read_to_string(&path).ok().and_then(|t| Record::from_json(&t).ok());
             let Some(rec) = rec else {
                 counts.entry("(unreadable)".into()).or_default().0 += 1;
                 continue;
@@ -393,6 +393,13 @@ impl Store {
 /// Name of the fit cache inside a spec's output directory (git-ignored: fits are reproducible
 /// from their key, and some are large).
 pub const FITS_DIR: &str = "fits";
+
+impl Record {
+    /// A record from its JSON text (a record file's content), as [`Store::get`] reads it.
+    pub fn from_json(text: &str) -> serde_json::Result<Record> {
+        serde_json::from_str(text)
+    }
+}
 
 /// The fit cache: what a fit returned (output, graph, components, trace, notes and its time),
 /// one JSON file per fit key, so figures draw cached fits instead of refitting. Floats are written
@@ -477,6 +484,15 @@ impl StoredFit {
                 projection: unflat(self.shape, self.values)?,
             }),
         };
+        let rows = match &output {
+            Output::Embedding(y) => y.nrows(),
+            Output::PrincipalGraph(g) => g.projection.nrows(),
+            Output::FeatureScores(_) => 0,
+        };
+        let d_in = match &output {
+            Output::FeatureScores(s) => s.weights.len(),
+            _ => 0,
+        };
         let mut f = Fitted::new(
             output,
             Trace {
@@ -490,6 +506,16 @@ impl StoredFit {
         f.graph = self.graph;
         f.components = self.components;
         f.notes = self.notes;
+        // a cache file edited or damaged into an inconsistent fit (a ranking that is no
+        // permutation, edges past the vertices, components of another length) counts as missing
+        f.check_shape(rows, d_in).ok()?;
+        if let Some(g) = &f.graph {
+            g.edges.iter().all(|&(i, j, w)| i < j && j < g.n_vertices && w.is_finite()).then_some(())?;
+        }
+        if let (Some(c), OutputKind::Embedding | OutputKind::PrincipalGraph) = (&f.components, f.kind()) {
+            (c.len() == rows).then_some(())?;
+        }
+        (self.fit_seconds.is_finite() && self.fit_seconds >= 0.0).then_some(())?;
         Some((f, self.fit_seconds))
     }
 }
@@ -511,12 +537,11 @@ impl FitStore {
         self.path(key).is_file()
     }
 
-    /// The cached fit of `key` and the seconds it took, if present and readable.
+    /// The cached fit of `key` and the seconds it took, if present, readable and consistent.
     pub fn get(&self, key: &CellKey) -> Option<(Fitted, f64)> {
         let text = std::fs::read_to_string(self.path(key)).ok()?;
-        let stored: StoredFit = serde_json::from_str(&text).ok()?;
-        (stored.key == crate::plan::fit_key(key)).then_some(())?;
-        stored.into_fitted()
+        let (stored_key, fitted, seconds) = parse_fit(&text)?;
+        (stored_key == crate::plan::fit_key(key)).then_some((fitted, seconds))
     }
 
     /// The fit of `key` on `data` and its time: from the cache, else fitted (the same
@@ -545,6 +570,16 @@ impl FitStore {
     pub fn get_or_fit(&self, key: &CellKey, data: &structdr_datasets::Dataset) -> Result<Fitted, String> {
         self.get_or_fit_timed(key, data).map(|(f, _)| f)
     }
+}
+
+/// A fit-cache file's content: the fit key it was stored under, the fit and its seconds; `None`
+/// when the text is not a stored fit or describes an inconsistent one ([`Fitted::check_shape`],
+/// graph edges `i < j < n_vertices`, one component per sample).
+pub fn parse_fit(text: &str) -> Option<(CellKey, Fitted, f64)> {
+    let stored: StoredFit = serde_json::from_str(text).ok()?;
+    let key = stored.key.clone();
+    let (fitted, seconds) = stored.into_fitted()?;
+    Some((key, fitted, seconds))
 }
 
 /// The code version compiled in (crate version and git commit when known).
@@ -689,5 +724,29 @@ mod tests {
         assert_eq!(store.len(), 1);
         std::fs::write(dir.path().join(format!("{}.json", rec.hash)), b"{ truncated").unwrap();
         assert!(store.get(&rec.hash).is_none());
+    }
+
+    #[test]
+    fn inconsistent_fit_files_count_as_missing() {
+        let scores = |ranking: Vec<usize>| {
+            let f = Fitted::new(Output::FeatureScores(FeatureScores { weights: ndarray::array![0.5, 0.25, 0.0], ranking }), Trace::closed_form());
+            serde_json::to_string(&StoredFit::new(&key(), &f, 0.5)).unwrap()
+        };
+        let (k, f, secs) = parse_fit(&scores(vec![0, 1, 2])).expect("a consistent fit parses");
+        assert_eq!((k, f.feature_scores().unwrap().ranking.clone(), secs), (key(), vec![0, 1, 2], 0.5));
+        // a ranking that is no permutation, or past the weights (select() would index out of bounds)
+        assert!(parse_fit(&scores(vec![0, 0, 2])).is_none());
+        assert!(parse_fit(&scores(vec![0, 1, 7])).is_none());
+        let mut f = Fitted::closed_form(ndarray::Array2::zeros((3, 2)));
+        f.graph = Some(structdr_methods::Graph { n_vertices: 3, edges: vec![(0, 2, 1.0)] });
+        f.components = Some(vec![0, 0, 0]);
+        let good = serde_json::to_string(&StoredFit::new(&key(), &f, 0.1)).unwrap();
+        assert!(parse_fit(&good).is_some());
+        // edges past the vertices, reversed edges, components of another length, negative seconds
+        for (from, to) in [("[0,2,1.0]", "[0,9,1.0]"), ("[0,2,1.0]", "[2,0,1.0]"), ("[0,0,0]", "[0,0]"), ("\"fit_seconds\":0.1", "\"fit_seconds\":-1.0")] {
+            let bad = good.replace(from, to);
+            assert_ne!(bad, good, "{from}");
+            assert!(parse_fit(&bad).is_none(), "{to} accepted");
+        }
     }
 }

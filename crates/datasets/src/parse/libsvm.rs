@@ -14,7 +14,8 @@ use ndarray::Array2;
 /// feature, and an index `> n_features` is an error), otherwise the largest index seen.
 /// Labels are integers (`1`, `+1`, `-1`); a float label such as `1.0` is accepted when integral.
 /// Errors name `source` and the 1-based line: bad label, malformed `idx:val`, index 0,
-/// non-increasing indices, non-finite value, index beyond `n_features`, no samples.
+/// non-increasing indices, non-finite value, index beyond `n_features`, no samples, a dense
+/// matrix of more than [`super::MAX_DENSE_VALUES`] values.
 pub fn parse(data: &[u8], source: &str, n_features: Option<usize>) -> Result<LabeledMatrix, ParseError> {
     let mut rows: Vec<Vec<(usize, f64)>> = Vec::new();
     let mut y: Vec<i64> = Vec::new();
@@ -65,6 +66,13 @@ pub fn parse(data: &[u8], source: &str, n_features: Option<usize>) -> Result<Lab
         return Err(ParseError::line(source, last_line.max(1), "no samples in file"));
     }
     let d = n_features.unwrap_or(max_idx);
+    if rows.len().checked_mul(d).is_none_or(|v| v > super::MAX_DENSE_VALUES) {
+        return Err(ParseError::line(
+            source,
+            last_line.max(1),
+            format!("{} samples x {d} features make a dense matrix over the limit of {} values", rows.len(), super::MAX_DENSE_VALUES),
+        ));
+    }
     let mut x = Array2::<f64>::zeros((rows.len(), d));
     for (i, row) in rows.iter().enumerate() {
         for &(j, v) in row {
@@ -91,6 +99,19 @@ fn parse_label(tok: &str) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::parse::testutil::mirror;
+
+    #[test]
+    fn a_huge_feature_index_is_refused_before_allocating() {
+        // found by `just fuzz libsvm`: one token 222222222220:4 asked for a 1.8 TB matrix
+        let e = parse(b"1 4000000000:1\n", "big.libsvm", None).unwrap_err().to_string();
+        assert!(e.contains("big.libsvm") && e.contains("over the limit"), "{e}");
+        let e = parse(b"1 1:1\n", "big.libsvm", Some(usize::MAX)).unwrap_err().to_string();
+        assert!(e.contains("over the limit"), "{e}");
+        let e = parse(include_bytes!("../../../../fuzz/corpus/libsvm/crash_huge_feature_index"), "crash", None).unwrap_err().to_string();
+        assert!(e.contains("crash"), "{e}");
+        // the limit itself is not in the way of real sizes: MNIST's shape is fine
+        const { assert!(60_000 * 784 < crate::parse::MAX_DENSE_VALUES) };
+    }
 
     #[test]
     fn small_file_with_known_values() {

@@ -20,6 +20,11 @@ pub mod npy;
 use ndarray::Array2;
 use std::io::Read;
 
+/// Largest dense matrix (in values) that a sparse format ([`libsvm`]) is expanded to: 2^27 values
+/// (1 GiB of f64), about 3 times the largest benchmark set (MNIST, 60000 x 784). One line naming
+/// feature 4000000000 would otherwise ask for a 32 GB matrix (found by `just fuzz libsvm`).
+pub const MAX_DENSE_VALUES: usize = 1 << 27;
+
 /// A parse failure. Every variant names the source (usually the file name); text formats give
 /// the 1-based line, binary formats the byte offset where the problem was detected.
 #[derive(Debug, thiserror::Error)]

@@ -91,7 +91,8 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
         b'>' => true,
         _ => return Err(err(hstart, format!("unsupported dtype '{descr}'"))),
     };
-    let size: usize = descr[2..].parse().map_err(|_| err(hstart, format!("unsupported dtype '{descr}'")))?;
+    // `get`, not indexing: byte 1 may begin a multi-byte character (found by `just fuzz npy`)
+    let size: usize = descr.get(2..).and_then(|s| s.parse().ok()).ok_or_else(|| err(hstart, format!("unsupported dtype '{descr}'")))?;
     let kind = match (db[1], size) {
         (b'f', 4 | 8) => Kind::F,
         (b'i', 1 | 2 | 4 | 8) => Kind::I,
@@ -162,18 +163,23 @@ pub fn parse_matrix(data: &[u8], name: &str) -> Result<Array2<f64>, ParseError> 
     res.map_err(|e| ParseError::offset(name, 8, format!("shape error {e}")))
 }
 
-/// Reads a label vector from a `.npy` file: shape (N,), (N, 1) or (1, N); integer or boolean
-/// dtypes, or floats that are all integral. Errors name the file and the byte offset.
+/// Reads a label vector from a `.npy` file ([`parse_labels`] on its bytes).
 pub fn read_labels(path: &Path) -> Result<Vec<i64>, ParseError> {
     let (data, name) = read_file(path)?;
-    let a = parse_npy(&data, &name)?;
+    parse_labels(&data, &name)
+}
+
+/// A label vector from `.npy` bytes: shape (N,), (N, 1) or (1, N); integer or boolean dtypes, or
+/// floats that are all integral. Errors name `name` and the byte offset.
+pub fn parse_labels(data: &[u8], name: &str) -> Result<Vec<i64>, ParseError> {
+    let a = parse_npy(data, name)?;
     let ok_shape = match a.shape[..] {
         [_] => true,
         [r, c] => r == 1 || c == 1,
         _ => false,
     };
     if !ok_shape {
-        return Err(ParseError::offset(&name, 8, format!("labels have shape {:?}, expected (N,), (N, 1) or (1, N)", a.shape)));
+        return Err(ParseError::offset(name, 8, format!("labels have shape {:?}, expected (N,), (N, 1) or (1, N)", a.shape)));
     }
     a.values
         .iter()
@@ -182,7 +188,7 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>, ParseError> {
             if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
                 Ok(v as i64)
             } else {
-                Err(ParseError::offset(&name, 0, format!("label #{i} = {v} is not an integer")))
+                Err(ParseError::offset(name, 0, format!("label #{i} = {v} is not an integer")))
             }
         })
         .collect()
@@ -192,6 +198,21 @@ pub fn read_labels(path: &Path) -> Result<Vec<i64>, ParseError> {
 mod tests {
     use super::*;
     use ndarray::{array, Array1};
+
+    #[test]
+    fn dtype_with_a_multibyte_character_is_an_error() {
+        // found by `just fuzz npy`: slicing the dtype at byte 2 split the character 'Þ'
+        let crash = include_bytes!("../../../../fuzz/corpus/npy/crash_dtype_char_boundary");
+        let e = parse_matrix(crash, "crash.npy").unwrap_err().to_string();
+        assert!(e.contains("crash.npy") && e.contains("dtype"), "{e}");
+        let header = "{'descr': '<\u{de}8', 'fortran_order': False, 'shape': (1,), }";
+        let mut f = b"\x93NUMPY\x01\x00".to_vec();
+        f.extend((header.len() as u16).to_le_bytes());
+        f.extend(header.as_bytes());
+        f.extend([0u8; 8]);
+        let e = parse_matrix(&f, "m.npy").unwrap_err().to_string();
+        assert!(e.contains("unsupported dtype"), "{e}");
+    }
 
     #[test]
     fn f64_f32_int_roundtrip() {
