@@ -8,6 +8,7 @@
 //! | 1-NN leave-one-out accuracy | [`loocv_1nn_accuracy`] | `(1/N) sum_i [y_i = y_{nn(i)}]`, `nn(i) = argmin_{j != i} ||Y_i - Y_j||^2`, ties to the lowest `j` |
 //! | clustering accuracy | [`hungarian_acc`] | `(1/N) max_sigma sum_i [t_i = sigma(p_i)]`, `sigma` one-to-one clusters -> classes (Hungarian on the contingency table) |
 //! | normalised mutual information | [`nmi`] | `I(P;T) / norm(H(P), H(T))`, `norm` one of max (default), arithmetic, geometric, min ([`NmiNorm`]) |
+//! | trustworthiness, continuity (Venna & Kaski 2001), k-NN preservation | [`neighbourhood_preservation`] | `T(k) = 1 - 2/(N k (2N - 3k - 1)) sum_i sum_{j in N^Y_k(i) \ N^X_k(i)} (r^X(i,j) - k)`, `C(k)` with X and Y swapped, `P(k) = sum_i |N^X_k(i) & N^Y_k(i)| / (N k)` |
 //! | k-means protocol | [`kmeans_protocol`] | R seeded k-means++ restarts; per run SSE `sum_i ||Y_i - c_{l_i}||^2`, ACC, NMI; mean ± sample std (n-1) and the lowest-SSE run |
 //!
 //! with the contingency table `n_rc` ([`contingency`]), `a_r = sum_c n_rc`, `b_c = sum_r n_rc`:
@@ -30,6 +31,7 @@ mod hungarian;
 mod kmeans;
 mod knn;
 mod labels;
+mod neighbourhood;
 mod nmi;
 
 pub use error::{EvalError, Result};
@@ -39,4 +41,5 @@ pub use kmeans::{
 };
 pub use knn::{loocv_1nn_accuracy, loocv_1nn_accuracy_within_groups, nearest_neighbours_loo};
 pub use labels::{contingency, n_classes, unique_labels, Label};
+pub use neighbourhood::{neighbourhood_preservation, trustworthiness, NeighbourhoodScores};
 pub use nmi::{information, nmi, nmi_from_stats, InformationStats, NmiNorm};

@@ -5,9 +5,9 @@
 use crate::data::Prepared;
 use crate::plan::{cell_seed, fit_key, Cell, Selection, Shard};
 use crate::progress::Progress;
-use crate::spec::{Plan, Protocol};
+use crate::spec::{Evaluation, Plan, Protocol};
 use crate::store::{code_version, CellKey, ClaimOutcome, FitStore, Record, Status, Store};
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -121,18 +121,28 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Evaluates an embedding under `protocols`; `components` are the fit's (for `loocv_components`).
+/// Evaluates an embedding under `protocols`; `components` are the fit's (for `loocv_components`),
+/// `data` the preprocessed samples the embedding was made from (for `neighbourhood`), `ev` the
+/// spec's `[evaluation]` (k-means restarts, neighbourhood size).
 pub fn evaluate(
     embedding: &Array2<f64>,
     components: Option<&[usize]>,
+    data: ArrayView2<f64>,
     labels: &[i64],
     protocols: &[Protocol],
-    restarts: usize,
+    ev: &Evaluation,
     seed: u64,
 ) -> Result<BTreeMap<String, f64>, String> {
+    let restarts = ev.restarts;
     let mut metrics = BTreeMap::new();
     for p in protocols {
         match p {
+            Protocol::Neighbourhood => {
+                let s = structdr_eval::neighbourhood_preservation(data, embedding.view(), ev.neighbourhood_k).map_err(|e| e.to_string())?;
+                metrics.insert("trustworthiness".into(), s.trustworthiness);
+                metrics.insert("continuity".into(), s.continuity);
+                metrics.insert("knn_preservation".into(), s.knn_preservation);
+            }
             Protocol::Loocv => {
                 let acc = structdr_eval::loocv_1nn_accuracy(embedding.view(), labels).map_err(|e| e.to_string())?;
                 metrics.insert("loocv_1nn_accuracy".into(), acc);
@@ -202,7 +212,9 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
     }
     let t1 = Instant::now();
     let metrics = match (&data.data.labels, &plan.spec.evaluation) {
-        (Some(labels), Some(ev)) => evaluate(&y, fitted.components.as_deref(), labels, &plan.methods[cell.method].protocols, ev.restarts, cell_seed(&cell.key)),
+        (Some(labels), Some(ev)) => {
+            evaluate(&y, fitted.components.as_deref(), data.data.x.view(), labels, &plan.methods[cell.method].protocols, ev, cell_seed(&cell.key))
+        }
         _ => Ok(BTreeMap::new()),
     };
     let eval_seconds = t1.elapsed().as_secs_f64();

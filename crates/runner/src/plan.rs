@@ -49,6 +49,7 @@ pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, protocols
         "fixed".into()
     };
     let restarts = plan.spec.evaluation.as_ref().map_or(0, |ev| ev.restarts);
+    let neighbourhood_k = plan.spec.evaluation.as_ref().filter(|_| protocols.contains(&Protocol::Neighbourhood)).map(|ev| ev.neighbourhood_k);
     let protocols = protocols.iter().map(|p| p.name().to_string()).collect();
     CellKey {
         dataset: p.data.name.clone(),
@@ -58,6 +59,7 @@ pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, protocols
         dim_source,
         protocols,
         kmeans_restarts: restarts,
+        neighbourhood_k,
         seed: plan.spec.seed,
         schema: SCHEMA,
         method_version: version,

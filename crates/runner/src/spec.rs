@@ -98,6 +98,9 @@ pub struct Evaluation {
     /// k-means restarts (default 20).
     #[serde(default = "default_restarts")]
     pub restarts: usize,
+    /// Neighbourhood size k of the `neighbourhood` protocol (default 10; needs k < N / 2).
+    #[serde(default = "default_neighbourhood_k")]
+    pub neighbourhood_k: usize,
     /// Metric maximised when selecting the best grid cell per (method, data set); default: the
     /// first protocol's headline metric (`loocv_1nn_accuracy` or `acc_mean`).
     #[serde(default)]
@@ -105,6 +108,9 @@ pub struct Evaluation {
 }
 fn default_restarts() -> usize {
     20
+}
+fn default_neighbourhood_k() -> usize {
+    10
 }
 
 /// An evaluation protocol.
@@ -122,6 +128,10 @@ pub enum Protocol {
     /// ([`structdr_eval::loocv_1nn_accuracy_within_groups`]). Equals `loocv` for fits without
     /// components.
     LoocvComponents,
+    /// Neighbourhood preservation of the embedding against the (preprocessed) data for
+    /// `k = [evaluation].neighbourhood_k`: trustworthiness and continuity (Venna & Kaski 2001) and
+    /// k-NN preservation ([`structdr_eval::neighbourhood_preservation`]); needs no labels.
+    Neighbourhood,
 }
 
 impl Protocol {
@@ -131,6 +141,7 @@ impl Protocol {
             Protocol::Loocv => "loocv",
             Protocol::Kmeans => "kmeans",
             Protocol::LoocvComponents => "loocv_components",
+            Protocol::Neighbourhood => "neighbourhood",
         }
     }
     /// The metrics a record of this protocol holds.
@@ -139,6 +150,7 @@ impl Protocol {
             Protocol::Loocv => &["loocv_1nn_accuracy"],
             Protocol::Kmeans => &["acc_mean", "acc_std", "nmi_mean", "nmi_std", "acc_best_sse", "nmi_best_sse"],
             Protocol::LoocvComponents => &["loocv_1nn_accuracy_components"],
+            Protocol::Neighbourhood => &["trustworthiness", "continuity", "knn_preservation"],
         }
     }
 }
@@ -538,6 +550,9 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         }
     }
     if let Some(ev) = &spec.evaluation {
+        if ev.neighbourhood_k == 0 {
+            errors.push(SpecError { line: key_line("neighbourhood_k"), ..err(None, "evaluation.neighbourhood_k must be >= 1".into()) });
+        }
         if ev.protocols.contains(&Protocol::Kmeans) && ev.restarts == 0 {
             errors.push(SpecError { line: key_line("restarts"), ..err(None, "evaluation.restarts must be >= 1 for the kmeans protocol".into()) });
         }

@@ -41,6 +41,10 @@ pub struct CellKey {
     pub protocols: Vec<String>,
     /// Number of k-means restarts of the evaluation (0 without `[evaluation]`).
     pub kmeans_restarts: usize,
+    /// Neighbourhood size of the `neighbourhood` protocol, only when the cell runs it (absent from
+    /// the JSON otherwise, so the keys and hashes of all other cells are unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbourhood_k: Option<usize>,
     /// The spec's base seed.
     pub seed: u64,
     /// Bumped when the record format or the meaning of a metric changes.
@@ -604,6 +608,7 @@ mod tests {
             dim_source: "fixed".into(),
             protocols: vec!["loocv".into()],
             kmeans_restarts: 20,
+            neighbourhood_k: None,
             seed: 1,
             schema: SCHEMA,
             method_version: 1,

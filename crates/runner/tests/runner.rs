@@ -680,3 +680,69 @@ fn concurrent_runs_on_one_store_compute_each_cell_once() {
     let held = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary;
     assert_eq!((held.computed, held.busy), (0, 1));
 }
+
+#[test]
+fn neighbourhood_protocol_scores_trustworthiness_and_keeps_other_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = |protocols: &str, extra: &str| {
+        format!(
+            r#"
+id = "nb"
+title = "neighbourhood"
+seed = 5
+
+[evaluation]
+protocols = {protocols}
+select = "{extra}"
+
+[[dataset]]
+name = "swiss_roll"
+params = {{ n = 120 }}
+
+[[method]]
+name = "pca"
+grid = {{ dim = 2 }}
+
+[[method]]
+name = "le"
+grid = {{ dim = 2, k = 8 }}
+"#
+        )
+    };
+    let plan = plan_in(dir.path(), &spec(r#"["loocv", "neighbourhood"]"#, "trustworthiness"));
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((out.summary.total, out.summary.failed), (2, 0));
+    for (c, r) in &out.results {
+        let r = r.as_ref().unwrap();
+        assert_eq!(c.key.neighbourhood_k, Some(10));
+        for m in ["trustworthiness", "continuity", "knn_preservation", "loocv_1nn_accuracy"] {
+            let v = r.metrics[m];
+            assert!((0.0..=1.0).contains(&v), "{m} = {v}");
+        }
+    }
+    // the recorded values are the metric's on the refitted embedding and the preprocessed data
+    let data = &out.prepared[0].data;
+    let (cell, rec) = &out.results[0];
+    let y = structdr::exec::fit_cell(&cell.key, data).unwrap().into_embedding().unwrap();
+    let s = structdr_eval::neighbourhood_preservation(data.x.view(), y.view(), 10).unwrap();
+    let rec = rec.as_ref().unwrap();
+    assert_eq!(
+        (rec.metrics["trustworthiness"], rec.metrics["continuity"], rec.metrics["knn_preservation"]),
+        (s.trustworthiness, s.continuity, s.knn_preservation)
+    );
+    let md = std::fs::read_to_string(out.tables.unwrap().md).unwrap();
+    assert!(md.contains("trustworthiness"), "{md}");
+    // a spec without the protocol keeps the key (and hash) it had before the protocol existed
+    let plain = plan_in(dir.path(), &spec(r#"["loocv"]"#, "loocv_1nn_accuracy"));
+    let out2 = structdr::run_spec(&plain, &opts(dir.path().join("other"))).unwrap();
+    for (c, _) in &out2.results {
+        assert_eq!(c.key.neighbourhood_k, None);
+        assert!(!serde_json::to_string(&c.key).unwrap().contains("neighbourhood"));
+    }
+    // k >= N / 2 is a failed cell with the reason, not a number
+    let big = spec(r#"["neighbourhood"]"#, "trustworthiness").replace("select =", "neighbourhood_k = 60\nselect =");
+    let out3 = structdr::run_spec(&plan_in(dir.path(), &big), &opts(dir.path().join("big"))).unwrap();
+    assert_eq!(out3.summary.failed, 2);
+    let r = out3.results[0].1.as_ref().unwrap();
+    assert!(r.error.as_deref().unwrap().contains("k = 60"), "{:?}", r.error);
+}
