@@ -6,6 +6,7 @@
 //! - [`download`]: HTTPS download with timeout, retries, progress bar, atomic writes into the
 //!   cache (`data/`), SHA-256 verification; a mirror directory or base URL (`STRUCTDR_MIRROR`)
 //!   replaces the canonical host.
+//! - [`file`]: a researcher's own file (NPY, CSV/TSV, LIBSVM, MAT) with labels -> [`Dataset`].
 //! - [`load`]: registry entry -> [`Dataset`] (X float64 samples in rows, integer labels).
 //! - [`parse`]: LIBSVM (also `.bz2`), MATLAB v5 `.mat`, IDX (gzip), NPY, CSV. Malformed input is an
 //!   error naming the file and the line or byte offset, never a panic.
@@ -14,6 +15,7 @@
 //! - [`preprocess`]: z-scoring, [0,1] scaling, PCA to a given energy, Gaussian kernel matrix.
 
 pub mod download;
+pub mod file;
 pub mod load;
 pub mod parse;
 pub mod preprocess;

@@ -23,12 +23,21 @@ pub struct Prepared {
 /// Loads and preprocesses every data set of the plan.
 pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
     let fetch = structdr_datasets::download::FetchOptions::from_env();
+    let local = match &plan.spec.registry {
+        Some(p) => Some(structdr_datasets::registry::Registry::from_path(std::path::Path::new(p)).map_err(|e| anyhow::anyhow!("{e}"))?),
+        None => None,
+    };
     let mut out = Vec::new();
     for d in &plan.spec.datasets {
-        let name = d.name.get_ref().as_str();
+        let name = d.name();
         let t0 = Instant::now();
-        let raw = if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
+        let raw = if let Some(src) = d.file_source() {
+            structdr_datasets::file::load_file(name, &src).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
+        } else if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
             structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
+        } else if let Some(entry) = local.as_ref().and_then(|l| l.get(name).ok()) {
+            structdr_datasets::load::load_entry(entry, &fetch)
+                .map_err(|e| anyhow::anyhow!("data set '{name}' (registry '{}'): {e}", plan.spec.registry.as_deref().unwrap_or("")))?
         } else {
             structdr_datasets::load::load(name, &fetch).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
         };

@@ -189,11 +189,19 @@ enum DatasetsCommand {
     },
     /// Re-hash every cached file against the registry.
     Verify,
-    /// Write X.npy (float64) and y.npy (int64) after the registry's loading.
+    /// Write X.npy (float64), y.npy (int64) and, for generated sets, t.npy (the manifold
+    /// coordinate): a registry set after its loading, or a synthetic generator's output.
     Export {
+        /// Registry name (`structdr datasets list`) or synthetic generator (helix, two_moons, ...).
         name: String,
         #[arg(long)]
         out: PathBuf,
+        /// Generator parameter `key=value` (repeatable), e.g. `--param n=500 --param noise=0.05`.
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Generator seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
 }
 
@@ -377,16 +385,6 @@ fn parse_params(raw: &[String]) -> Result<ParamMap> {
     Ok(map)
 }
 
-/// A file the CLI reads must be a regular file (a symlink to one is fine): a device such as
-/// `/dev/zero` or a FIFO would be read without end.
-fn regular_file(path: &Path) -> Result<()> {
-    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    if !meta.is_file() {
-        bail!("{}: not a regular file (a directory, device or pipe cannot be read as data)", path.display());
-    }
-    Ok(())
-}
-
 /// The table formats the CLI reads and writes, by extension.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum TableFormat {
@@ -404,15 +402,8 @@ fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
 }
 
 fn read_matrix(path: &Path) -> Result<Array2<f64>> {
-    let format = table_format(path, "input")?;
-    regular_file(path)?;
-    match format {
-        TableFormat::Npy => Ok(structdr_datasets::parse::npy::read_matrix(path)?),
-        TableFormat::Text => {
-            let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            Ok(structdr_datasets::parse::csv::parse(&bytes, &path.display().to_string())?)
-        }
-    }
+    table_format(path, "input")?;
+    Ok(structdr_datasets::file::read_matrix(path)?)
 }
 
 /// Writes a matrix in the format its extension names (`.npy`, or comma-separated text for
@@ -545,28 +536,8 @@ fn select(a: SelectArgs) -> Result<()> {
 /// Labels from `.npy` (integers) or a one-column text table (`.csv` / `.tsv` / `.txt`, an optional
 /// header, integer values).
 fn read_labels(path: &Path) -> Result<Vec<i64>> {
-    let format = table_format(path, "labels")?;
-    regular_file(path)?;
-    match format {
-        TableFormat::Npy => Ok(structdr_datasets::parse::npy::read_labels(path)?),
-        TableFormat::Text => {
-            let m = read_matrix(path)?;
-            if m.ncols() != 1 {
-                bail!("{}: labels need one column, found {}", path.display(), m.ncols());
-            }
-            m.column(0)
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    if v.fract() == 0.0 && v.abs() < 9.0e15 {
-                        Ok(v as i64)
-                    } else {
-                        bail!("{}: label {} of row {} is not an integer", path.display(), v, i + 1)
-                    }
-                })
-                .collect()
-        }
-    }
+    table_format(path, "labels")?;
+    Ok(structdr_datasets::file::read_labels(path)?)
 }
 
 fn eval(e: EvalCommand) -> Result<()> {
@@ -666,8 +637,22 @@ fn datasets(d: DatasetsCommand) -> Result<()> {
                 bail!("{bad} cached data sets failed verification");
             }
         }
-        DatasetsCommand::Export { name, out } => {
-            let ds = load::load(&name, &opts)?;
+        DatasetsCommand::Export { name, out, params, seed } => {
+            let is_generator = structdr_datasets::synthetic::generators().iter().any(|g| g.name == name);
+            let ds = if is_generator {
+                let mut p = std::collections::BTreeMap::new();
+                for kv in &params {
+                    let Some((k, v)) = kv.split_once('=') else { bail!("--param {kv}: expected key=value") };
+                    let v: f64 = v.trim().parse().with_context(|| format!("--param {kv}: the value is not a number"))?;
+                    p.insert(k.trim().to_string(), v);
+                }
+                structdr_datasets::synthetic::generate(&name, &p, seed).with_context(|| format!("generator '{name}'"))?
+            } else {
+                if !params.is_empty() {
+                    bail!("--param applies to synthetic generators; '{name}' is a registry set");
+                }
+                load::load(&name, &opts)?
+            };
             load::export(&ds, &out)?;
             println!(
                 "{}: {} x {} -> {}/X.npy{}",
@@ -676,6 +661,7 @@ fn datasets(d: DatasetsCommand) -> Result<()> {
                 ds.x.ncols(),
                 out.display(),
                 if ds.labels.is_some() { format!(", {}/y.npy", out.display()) } else { String::new() }
+                    + &if ds.t.is_some() { format!(", {}/t.npy", out.display()) } else { String::new() }
             );
         }
     }

@@ -159,8 +159,29 @@ impl Protocol {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatasetSpec {
-    /// Registry name (e.g. `iris`) or synthetic generator (e.g. `helix`).
-    pub name: Spanned<String>,
+    /// Registry name (e.g. `iris`) or synthetic generator (e.g. `helix`); for a `path` data set,
+    /// its name (default: the file name without extension). Always set in a validated [`Plan`].
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    /// The researcher's own data file (`.npy`, `.csv` / `.tsv` / `.txt`, `.libsvm` / `.svm`,
+    /// `.mat`), relative to the directory structdr runs in; recorded by the checksum of its bytes.
+    #[serde(default)]
+    pub path: Option<Spanned<String>>,
+    /// The file's format when its extension does not say (`npy`, `csv`, `libsvm`, `mat`).
+    #[serde(default)]
+    pub format: Option<structdr_datasets::file::FileFormat>,
+    /// `.mat` files: the variable holding X (default: the only 2-D numeric one).
+    #[serde(default)]
+    pub variable: Option<String>,
+    /// `.mat` files: the variable holding the labels.
+    #[serde(default)]
+    pub labels_variable: Option<String>,
+    /// A file of labels, one per sample (`.npy`, or one column of `.csv` / `.tsv` / `.txt`).
+    #[serde(default)]
+    pub labels: Option<String>,
+    /// The column of the data file holding the labels, 1-based (`-1`: the last); removed from X.
+    #[serde(default)]
+    pub label_column: Option<i64>,
     /// Column label in tables (default: the name).
     #[serde(default)]
     pub label: Option<String>,
@@ -176,6 +197,29 @@ pub struct DatasetSpec {
     /// Preprocessing steps, in order.
     #[serde(default)]
     pub preprocess: Vec<Step>,
+}
+
+impl DatasetSpec {
+    /// The data set's name (registry, generator or the file data set's own).
+    pub fn name(&self) -> &str {
+        self.name.as_ref().map_or("", |n| n.get_ref().as_str())
+    }
+    /// Where the name (or the path) stands in the spec text.
+    fn span(&self) -> Option<std::ops::Range<usize>> {
+        self.name.as_ref().map(|n| n.span()).or_else(|| self.path.as_ref().map(|p| p.span()))
+    }
+    /// The file source of a `path` data set.
+    pub fn file_source(&self) -> Option<structdr_datasets::file::FileSource> {
+        let path = self.path.as_ref()?;
+        Some(structdr_datasets::file::FileSource {
+            path: PathBuf::from(path.get_ref()),
+            format: self.format,
+            variable: self.variable.clone(),
+            labels_variable: self.labels_variable.clone(),
+            labels: self.labels.as_ref().map(PathBuf::from),
+            label_column: self.label_column,
+        })
+    }
 }
 
 /// One method of the spec with its grid.
@@ -254,6 +298,12 @@ pub struct Spec {
     /// part of every cell key, from which each cell's seed derives.
     #[serde(default)]
     pub seed: u64,
+    /// A project-local data-set registry (same schema as `crates/datasets/registry.toml`: name,
+    /// URLs, SHA-256, format, shape), relative to the directory structdr runs in: its sets are
+    /// named in `[[dataset]]` like built-in ones, without rebuilding. Its names may not shadow
+    /// built-in ones.
+    #[serde(default)]
+    pub registry: Option<String>,
     /// Output directory inside the results directory (default `<id>`: `results/<id>`; another
     /// spec's id shares its record store). Relative, without `..`.
     #[serde(default)]
@@ -450,7 +500,7 @@ impl Plan {
     /// table label.
     pub fn dataset_names(&self, i: usize) -> Vec<&str> {
         let d = &self.spec.datasets[i];
-        std::iter::once(d.name.get_ref().as_str()).chain(d.label.as_deref()).collect()
+        std::iter::once(d.name()).chain(d.label.as_deref()).collect()
     }
     /// Names that select method `i` in `run --method`: its registry name and its table label.
     pub fn method_names(&self, i: usize) -> Vec<&str> {
@@ -525,7 +575,14 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         message,
         others: vec![],
     };
-    let spec: Spec = toml::from_str(text).map_err(|e| err(e.span(), e.message().trim().to_string()))?;
+    let mut spec: Spec = toml::from_str(text).map_err(|e| err(e.span(), e.message().trim().to_string()))?;
+    // a file data set without a name is named by its file
+    for d in &mut spec.datasets {
+        if let (None, Some(p)) = (&d.name, &d.path) {
+            let stem = std::path::Path::new(p.get_ref()).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            d.name = Some(Spanned::new(p.span(), stem));
+        }
+    }
     // Every problem is collected (`check` reports them all at once); the plan is built only when
     // there is none.
     let mut errors: Vec<SpecError> = Vec::new();
@@ -567,13 +624,74 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
             }
         }
     }
-    // Data sets: registry names or synthetic generators.
+    // Data sets: registry names (built-in or the spec's own registry), synthetic generators or files.
     let registry = structdr_datasets::registry::Registry::builtin();
+    let local = match &spec.registry {
+        Some(p) => match structdr_datasets::registry::Registry::from_path(std::path::Path::new(p)) {
+            Ok(r) => {
+                for n in r.names() {
+                    if registry.get(n).is_ok() {
+                        errors.push(SpecError {
+                            line: key_line("registry"),
+                            ..err(None, format!("registry '{p}': '{n}' is a built-in data set; give yours another name"))
+                        });
+                    }
+                }
+                Some(r)
+            }
+            Err(e) => {
+                errors.push(SpecError { line: key_line("registry"), ..err(None, e.to_string()) });
+                None
+            }
+        },
+        None => None,
+    };
     let mut seen = std::collections::BTreeSet::new();
     for d in &spec.datasets {
-        let name = d.name.get_ref();
-        let span = Some(d.name.span());
-        let is_synthetic = structdr_datasets::synthetic::generators().iter().find(|g| g.name == name.as_str());
+        let name = &d.name().to_string();
+        let span = d.span();
+        if d.name.is_none() {
+            errors.push(err(None, "a [[dataset]] needs a name (registry set or generator) or a path (a file of your own)".into()));
+            continue;
+        }
+        let is_synthetic = structdr_datasets::synthetic::generators().iter().find(|g| g.name == name.as_str()).filter(|_| d.path.is_none());
+        let file_keys = d.format.is_some() || d.variable.is_some() || d.labels_variable.is_some() || d.labels.is_some() || d.label_column.is_some();
+        if let Some(src) = d.file_source() {
+            if !d.params.is_empty() || d.seed.is_some() {
+                errors.push(err(span.clone(), format!("data set '{name}' is read from a file and takes no params or seed")));
+            }
+            let format = match src.format {
+                Some(f) => Some(f),
+                None => structdr_datasets::file::FileFormat::from_path(&src.path).map_err(|e| errors.push(err(span.clone(), e.to_string()))).ok(),
+            };
+            for (what, p) in std::iter::once(("path", Some(&src.path))).chain(std::iter::once(("labels", src.labels.as_ref()))) {
+                if let Some(p) = p {
+                    if !p.is_file() {
+                        errors.push(err(
+                            span.clone(),
+                            format!(
+                                "data set '{name}': {what} = '{}' is not a readable file (relative paths start at the directory structdr runs in)",
+                                p.display()
+                            ),
+                        ));
+                    }
+                }
+            }
+            if format == Some(structdr_datasets::file::FileFormat::Libsvm) && (d.labels.is_some() || d.label_column.is_some()) {
+                errors.push(err(span.clone(), format!("data set '{name}': a LIBSVM file carries its labels; drop labels / label_column")));
+            }
+            if [d.labels.is_some(), d.label_column.is_some(), d.labels_variable.is_some()].iter().filter(|&&b| b).count() > 1 {
+                errors.push(err(span.clone(), format!("data set '{name}': give the labels once (labels, label_column or labels_variable)")));
+            }
+            if d.label_column == Some(0) {
+                errors.push(err(span.clone(), format!("data set '{name}': label_column is 1-based (-1 is the last column)")));
+            }
+            if format != Some(structdr_datasets::file::FileFormat::Mat) && (d.variable.is_some() || d.labels_variable.is_some()) {
+                errors.push(err(span.clone(), format!("data set '{name}': variable and labels_variable apply to .mat files only")));
+            }
+        } else if file_keys {
+            errors.push(err(span.clone(), format!("data set '{name}': format, variable, labels and label_column need a path")));
+        }
         match is_synthetic {
             Some(g) => {
                 let mut known_params = true;
@@ -590,10 +708,12 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
                     }
                 }
             }
+            None if d.path.is_some() => {}
             None => {
-                if registry.get(name).is_err() {
+                if registry.get(name).is_err() && local.as_ref().is_none_or(|l| l.get(name).is_err()) {
                     let gens: Vec<_> = structdr_datasets::synthetic::generators().iter().map(|g| g.name).collect();
-                    let regs: Vec<_> = registry.names();
+                    let mut regs: Vec<_> = registry.names();
+                    regs.extend(local.as_ref().map(|l| l.names()).unwrap_or_default());
                     errors.push(err(
                         span.clone(),
                         format!("unknown data set '{name}': not in the registry ({}) nor a synthetic generator ({})", regs.join(", "), gens.join(", ")),
@@ -750,7 +870,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         }
     }
     // Stand-alone figures.
-    let labels_of: Vec<String> = spec.datasets.iter().map(|d| d.label.clone().unwrap_or_else(|| d.name.get_ref().clone())).collect();
+    let labels_of: Vec<String> = spec.datasets.iter().map(|d| d.label.clone().unwrap_or_else(|| d.name().to_string())).collect();
     let mut figures = Vec::new();
     for f in &spec.figure_defs {
         let before = errors.len();

@@ -274,3 +274,57 @@ fn text_tables_labels_and_non_regular_inputs() {
     let out = bin().args(["eval", "loocv", "--input"]).arg(d.join("empty.npy")).arg("--labels").arg(d.join("y_labels.csv")).output().unwrap();
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("0 columns"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_project_registry_adds_named_sets_and_generated_sets_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror");
+    std::fs::create_dir_all(mirror.join("mine")).unwrap();
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!("{} 1:{} 2:{}\n", i % 2 + 1, (i % 2) as f64 * 3.0 + (i as f64 * 0.7).sin(), (i as f64 * 0.3).cos()));
+    }
+    std::fs::write(mirror.join("mine/blobs.libsvm"), &text).unwrap();
+    let sha = structdr_datasets::sha256_hex(text.as_bytes());
+    let registry = dir.path().join("datasets.toml");
+    std::fs::write(
+        &registry,
+        format!(
+            "schema_version = 1\n\n[[dataset]]\nname = \"blobs\"\npaper_name = \"Blobs\"\ncitation = \"made for this test\"\nlicence = \"CC0\"\nformat = \"libsvm\"\nurls = []\nmirror_path = \"mine/blobs.libsvm\"\nsha256 = \"{sha}\"\nbytes = {}\nn_samples = 40\nn_features = 2\nn_classes = 2\n",
+            text.len()
+        ),
+    )
+    .unwrap();
+    let spec = dir.path().join("spec.toml");
+    let body = format!(
+        "id = \"own\"\ntitle = \"own registry\"\nregistry = \"{}\"\n\n[evaluation]\nprotocols = [\"loocv\"]\n\n[[dataset]]\nname = \"blobs\"\n\n[[method]]\nname = \"pca\"\ngrid = {{ dim = 1 }}\n",
+        registry.display()
+    );
+    std::fs::write(&spec, &body).unwrap();
+    let run = |spec: &Path| {
+        bin()
+            .current_dir(dir.path())
+            .env("STRUCTDR_MIRROR", &mirror)
+            .env("STRUCTDR_DATA", dir.path().join("cache"))
+            .args(["run", "--quiet"])
+            .arg(spec)
+            .output()
+            .unwrap()
+    };
+    ok(run(&spec));
+    let table = std::fs::read_to_string(dir.path().join("results/own/table.md")).unwrap();
+    assert!(table.contains("blobs") && table.contains("1.0000"), "{table}");
+    // a local name may not shadow a built-in one; a broken registry file is an error with the path
+    std::fs::write(&registry, std::fs::read_to_string(&registry).unwrap().replace("\"blobs\"", "\"iris\"")).unwrap();
+    let out = run(&spec);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("built-in data set"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&registry, "schema_version = 1\n[[dataset]]\nname = 3\n").unwrap();
+    let out = run(&spec);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("datasets.toml"), "{}", String::from_utf8_lossy(&out.stderr));
+    // generated sets export like registry ones, with their manifold coordinate
+    let exp = dir.path().join("moons");
+    ok(bin().args(["datasets", "export", "two_moons", "--param", "n=50", "--seed", "2", "--out"]).arg(&exp).output().unwrap());
+    let x: Array2<f64> = ndarray_npy::read_npy(exp.join("X.npy")).unwrap();
+    let y: Array1<i64> = ndarray_npy::read_npy(exp.join("y.npy")).unwrap();
+    assert_eq!((x.dim(), y.len(), exp.join("t.npy").is_file()), ((50, 2), 50, true));
+}

@@ -746,3 +746,58 @@ grid = {{ dim = 2, k = 8 }}
     let r = out3.results[0].1.as_ref().unwrap();
     assert!(r.error.as_deref().unwrap().contains("k = 60"), "{:?}", r.error);
 }
+
+#[test]
+fn a_spec_runs_on_a_file_of_ones_own_with_labels_from_a_column() {
+    let dir = tempfile::tempdir().unwrap();
+    // two noisy clusters in 3-D, the class in the last column, a header of names
+    let mut csv = String::from("x,y,z,class\n");
+    for i in 0..60 {
+        let c = i % 2;
+        let t = i as f64 * 0.37;
+        csv.push_str(&format!("{},{},{},{c}\n", 4.0 * c as f64 + t.sin(), t.cos(), 0.1 * t));
+    }
+    let data = dir.path().join("mine.csv");
+    std::fs::write(&data, &csv).unwrap();
+    let text = format!(
+        r#"
+id = "t"
+title = "own data"
+seed = 1
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+path = "{}"
+label_column = -1
+
+[[method]]
+name = "pca"
+grid = {{ dim = 2 }}
+"#,
+        data.display()
+    );
+    let plan = plan_in(dir.path(), &text);
+    assert_eq!(plan.spec.datasets[0].name(), "mine");
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((out.summary.total, out.summary.failed), (1, 0));
+    let d = &out.prepared[0].data;
+    assert_eq!((d.x.dim(), d.n_classes()), ((60, 3), 2));
+    let rec = out.results[0].1.as_ref().unwrap();
+    assert_eq!(rec.metrics["loocv_1nn_accuracy"], 1.0);
+    // the file's bytes are the data set's identity: an edit gives new cells
+    let before = out.results[0].0.key.data_checksum.clone();
+    std::fs::write(&data, csv.replacen("0.1", "0.2", 1)).unwrap();
+    let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_ne!(again.results[0].0.key.data_checksum, before);
+    assert_eq!(again.summary.computed, 1);
+    // check catches file problems, each with its line
+    let bad = |from: &str, to: &str| spec_error(&text.replace(from, to));
+    assert!(bad("mine.csv", "nope.csv").contains("not a readable file"));
+    assert!(bad("label_column = -1", "label_column = 0").contains("1-based"));
+    assert!(bad("label_column = -1", "variable = \"X\"").contains(".mat files only"));
+    assert!(bad("label_column = -1", "label_column = -1\nparams = { n = 3 }").contains("takes no params"));
+    let e = bad(&format!("path = \"{}\"", data.display()), "");
+    assert!(e.contains("needs a name"), "{e}");
+}
