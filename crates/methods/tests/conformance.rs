@@ -189,6 +189,25 @@ fn same_seed_same_bits_at_one_and_two_threads_and_output_has_its_kinds_shape() {
 }
 
 #[test]
+fn methods_not_declared_randomised_ignore_the_seed() {
+    // the runner repeats only `randomised` cells under a spec's `repeats`: a method that claims
+    // not to be would hide its seed variance. The conformance data has N = 60, so k-means-seeded
+    // methods (ddrtree's K < N, rpg's landmarks) do use the seed on it.
+    let x = data();
+    let mut varied = Vec::new();
+    for m in registry() {
+        let a = fit(m, &FitInput::new(x.view(), 1)).unwrap();
+        let b = fit(m, &FitInput::new(x.view(), 977)).unwrap();
+        if !m.randomised {
+            assert_eq!(bits(&a), bits(&b), "{} is not declared randomised but its output depends on the seed", m.name);
+        } else if bits(&a) != bits(&b) {
+            varied.push(m.name);
+        }
+    }
+    assert!(varied.contains(&"rproj"), "the random projection varies with the seed: {varied:?}");
+}
+
+#[test]
 fn inductive_methods_transform_the_training_data_into_their_embedding() {
     let x = data();
     let mut inductive = Vec::new();

@@ -20,6 +20,8 @@ pub struct Cell {
     pub key: CellKey,
     /// Hex SHA-256 of `key`: the record's name in the store.
     pub hash: String,
+    /// Which of the spec's `repeats` (0-based; always 0 for methods that are not randomised).
+    pub repeat: usize,
 }
 
 /// Expands every (data set, method, grid point) into a cell with its content key.
@@ -27,10 +29,14 @@ pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
     let mut out = Vec::new();
     for (di, p) in data.iter().enumerate() {
         for (mi, m) in plan.methods.iter().enumerate() {
+            let repeats = if m.randomised { plan.spec.repeats.max(1) } else { 1 };
             for (gi, params) in m.cells.iter().enumerate() {
                 let key = cell_key(plan, p, &m.name, m.version, &m.protocols, params);
-                let hash = key.hash();
-                out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash });
+                for r in 0..repeats {
+                    let key = CellKey { repeat: (r > 0).then_some(r as u32), ..key.clone() };
+                    let hash = key.hash();
+                    out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash, repeat: r });
+                }
             }
         }
     }
@@ -60,6 +66,7 @@ pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, protocols
         protocols,
         kmeans_restarts: restarts,
         neighbourhood_k,
+        repeat: None,
         seed: plan.spec.seed,
         schema: SCHEMA,
         method_version: version,

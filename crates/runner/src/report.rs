@@ -28,6 +28,11 @@ pub struct Best {
     pub degenerate: usize,
     /// The metric the cell was selected by: the row's ([`crate::spec::MethodPlan::metric`]).
     pub metric: String,
+    /// Seeds the selected grid cell ran under (a spec's `repeats`, for randomised methods; 1
+    /// otherwise). With more than one, `record`'s metrics are the means over the seeds.
+    pub repeats: usize,
+    /// Sample standard deviation (n - 1) of every metric over the seeds, when `repeats > 1`.
+    pub sd: std::collections::BTreeMap<String, f64>,
 }
 
 impl Best {
@@ -39,36 +44,78 @@ impl Best {
     pub fn score(&self) -> Option<f64> {
         self.value(&self.metric)
     }
+    /// The score as tables print it: `0.9470`, or `0.9470 ± 0.0123` (mean ± sd over seeds).
+    pub fn score_text(&self) -> Option<String> {
+        let v = self.score()?;
+        Some(match self.sd.get(&self.metric) {
+            Some(sd) if self.repeats > 1 => format!("{v:.4} ± {sd:.4}"),
+            _ => format!("{v:.4}"),
+        })
+    }
 }
 
 /// Picks, for every (method, data set), the cell maximising the row's metric among successful
 /// cells, as the papers do (best over each method's own grid). Ties go to the earlier grid cell.
+///
+/// A randomised method's grid cell that ran under several seeds (`repeats`) counts as one cell
+/// whose metrics are the means over its seeds (all of them must have succeeded; until then the
+/// cell is not selectable), so the selection is on the mean, never on a lucky seed.
 pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]) -> Vec<Best> {
     let mut out = Vec::new();
     for mi in 0..plan.methods.len() {
         let metric = plan.methods[mi].metric.as_str();
         for di in 0..n_datasets {
-            let mut best: Option<&Record> = None;
-            let (mut ok, mut total, mut first_error, mut degenerate) = (0, 0, None, 0);
+            // grid index -> the records of its seeds (None where not computed)
+            let mut by_grid: std::collections::BTreeMap<usize, Vec<Option<&Record>>> = std::collections::BTreeMap::new();
             for (c, r) in results.iter().filter(|(c, _)| c.method == mi && c.dataset == di) {
-                let _ = c;
-                total += 1;
-                let Some(r) = r else { continue };
-                if r.status != Status::Ok {
-                    degenerate += usize::from(r.status == Status::Degenerate);
+                by_grid.entry(c.grid_index).or_default().push(r.as_ref());
+            }
+            let (mut ok, mut first_error, mut degenerate) = (0, None, 0);
+            let total = by_grid.len();
+            let mut best: Option<(f64, Record, usize, std::collections::BTreeMap<String, f64>)> = None;
+            for seeds in by_grid.values() {
+                if let Some(r) = seeds.iter().flatten().find(|r| r.status != Status::Ok) {
+                    degenerate += usize::from(seeds.iter().flatten().all(|r| r.status == Status::Degenerate));
                     first_error.get_or_insert_with(|| r.error.clone().unwrap_or_default());
                     continue;
                 }
+                let done: Vec<&Record> = seeds.iter().flatten().copied().collect();
+                if done.len() < seeds.len() {
+                    continue; // some seeds not computed yet
+                }
                 ok += 1;
-                let v = r.metrics.get(metric).copied().unwrap_or(f64::NEG_INFINITY);
-                if best.is_none_or(|b| v > b.metrics.get(metric).copied().unwrap_or(f64::NEG_INFINITY)) {
-                    best = Some(r);
+                let (rec, sd) = mean_over_seeds(&done);
+                let v = rec.metrics.get(metric).copied().unwrap_or(f64::NEG_INFINITY);
+                if best.as_ref().is_none_or(|b| v > b.0) {
+                    best = Some((v, rec, done.len(), sd));
                 }
             }
-            out.push(Best { method: mi, dataset: di, record: best.cloned(), ok, total, first_error, degenerate, metric: metric.to_string() });
+            let (record, repeats, sd) = match best {
+                Some((_, r, n, sd)) => (Some(r), n, sd),
+                None => (None, 1, Default::default()),
+            };
+            out.push(Best { method: mi, dataset: di, record, ok, total, first_error, degenerate, metric: metric.to_string(), repeats, sd });
         }
     }
     out
+}
+
+/// One seed's record as is, or for several: the first seed's record with every metric (and the
+/// fit time) replaced by its mean over the seeds, and the sample standard deviations.
+fn mean_over_seeds(seeds: &[&Record]) -> (Record, std::collections::BTreeMap<String, f64>) {
+    let mut rec = seeds[0].clone();
+    let mut sd = std::collections::BTreeMap::new();
+    if seeds.len() < 2 {
+        return (rec, sd);
+    }
+    for (name, v) in rec.metrics.iter_mut() {
+        let vals: Vec<f64> = seeds.iter().filter_map(|r| r.metrics.get(name).copied()).collect();
+        let (m, s) = structdr_eval::mean_std(&vals);
+        *v = m;
+        sd.insert(name.clone(), s);
+    }
+    rec.fit_seconds = seeds.iter().map(|r| r.fit_seconds).sum::<f64>() / seeds.len() as f64;
+    (rec, sd)
 }
 
 /// One line per cell of the plan with `status` (cached or computed now): `data set / row params:
@@ -205,8 +252,8 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         let ours: Vec<String> = (0..data.len())
             .map(|di| {
                 let b = get(mi, di);
-                match b.score() {
-                    Some(v) => format!("{v:.4}"),
+                match b.score_text() {
+                    Some(v) => v,
                     None if b.ok == 0 && b.total > 0 && b.degenerate == b.total => "degenerate".into(),
                     None if b.ok == 0 && b.total > 0 && b.first_error.is_some() => "failed".into(),
                     None => "–".into(),
@@ -247,7 +294,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
                     "| {} | {} | {} | {} | {} | {}/{} | {:.2} |{end}",
                     m.label,
                     data[b.dataset].label,
-                    fmt(b.score()),
+                    b.score_text().unwrap_or_else(|| "–".into()),
                     r.params_string(),
                     r.dim,
                     b.ok,
@@ -292,7 +339,10 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     .ok();
 
     // ---------- CSV (long format) ----------
-    let mut csv = String::from("method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status\n");
+    // specs with `repeats > 1` add two columns: the sd over seeds and the number of seeds
+    let repeated = plan.spec.repeats > 1;
+    let mut csv = String::from("method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status");
+    csv.push_str(if repeated { ",sd,repeats\n" } else { "\n" });
     for b in best {
         let m = &plan.methods[b.method];
         let p = &data[b.dataset];
@@ -325,6 +375,10 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             }
         )
         .ok();
+        if repeated {
+            csv.pop();
+            writeln!(csv, ",{},{}", o(b.sd.get(&b.metric).copied()), b.repeats).ok();
+        }
     }
 
     // ---------- LaTeX ----------
@@ -338,7 +392,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     for (mi, m) in plan.methods.iter().enumerate() {
         let cells: Vec<String> = (0..data.len())
             .map(|di| {
-                let ours = get(mi, di).score().map(|v| format!("{v:.4}")).unwrap_or_else(|| "--".into());
+                let ours = get(mi, di).score_text().map(|t| t.replace(" ± ", " $\\pm$ ")).unwrap_or_else(|| "--".into());
                 match paper_of(mi, di) {
                     Some(p) => format!("{ours} ({p:.4})"),
                     None => ours,

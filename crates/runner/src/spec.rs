@@ -112,6 +112,11 @@ fn default_restarts() -> usize {
 fn default_neighbourhood_k() -> usize {
     10
 }
+fn default_repeats() -> usize {
+    1
+}
+/// Most seeds per cell a spec may ask for (`repeats`).
+pub const MAX_REPEATS: usize = 1000;
 
 /// An evaluation protocol.
 #[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
@@ -304,6 +309,11 @@ pub struct Spec {
     /// built-in ones.
     #[serde(default)]
     pub registry: Option<String>,
+    /// Seeds per grid cell of a randomised method (`MethodInfo::randomised`; default 1): the cell
+    /// runs under `repeats` seeds derived from its key, tables show the mean and the standard
+    /// deviation over them, and the best cell is selected on the mean. Other methods run once.
+    #[serde(default = "default_repeats")]
+    pub repeats: usize,
     /// Output directory inside the results directory (default `<id>`: `results/<id>`; another
     /// spec's id shares its record store). Relative, without `..`.
     #[serde(default)]
@@ -466,6 +476,8 @@ pub struct MethodPlan {
     pub protocols: Vec<Protocol>,
     /// The metric the row shows and selects by.
     pub metric: String,
+    /// Whether the method's fit depends on the seed (its cells run `repeats` times).
+    pub randomised: bool,
 }
 
 /// A validated spec.
@@ -589,6 +601,9 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
     let key_line =
         |key: &str| text.lines().position(|l| l.trim_start().starts_with(key) && l.trim_start()[key.len()..].trim_start().starts_with('=')).map(|i| i + 1);
 
+    if spec.repeats == 0 || spec.repeats > MAX_REPEATS {
+        errors.push(SpecError { line: key_line("repeats"), ..err(None, format!("repeats = {} must be between 1 and {MAX_REPEATS}", spec.repeats)) });
+    }
     if spec.datasets.is_empty() {
         errors.push(err(None, "the spec names no [[dataset]]".into()));
     }
@@ -793,7 +808,8 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         }
         // Count before expanding: a grid is a product, and a mistyped range can ask for millions.
         let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
-        total_cells = total_cells.saturating_add(n_cells.saturating_mul(spec.datasets.len().max(1) as u128));
+        let repeats = if info.randomised { spec.repeats.clamp(1, MAX_REPEATS) as u128 } else { 1 };
+        total_cells = total_cells.saturating_add(n_cells.saturating_mul(spec.datasets.len().max(1) as u128).saturating_mul(repeats));
         if n_cells > MAX_GRID_CELLS as u128 {
             errors.push(err(
                 Some(m.name.span()),
@@ -851,7 +867,16 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
                 }
             }
         }
-        methods.push(MethodPlan { name: name.clone(), label, paper_row: m.paper_row.clone(), cells: resolved, version: info.version, protocols, metric });
+        methods.push(MethodPlan {
+            name: name.clone(),
+            label,
+            paper_row: m.paper_row.clone(),
+            cells: resolved,
+            version: info.version,
+            protocols,
+            metric,
+            randomised: info.randomised,
+        });
     }
     if total_cells > MAX_PLAN_CELLS as u128 {
         errors.push(err(None, format!("the spec has {total_cells} cells (data sets x grid cells), more than the limit of {MAX_PLAN_CELLS}; split it")));

@@ -45,6 +45,10 @@ pub struct CellKey {
     /// the JSON otherwise, so the keys and hashes of all other cells are unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub neighbourhood_k: Option<usize>,
+    /// Which of a spec's `repeats` this cell is (1, 2, ... for a randomised method's extra seeds;
+    /// absent for the first, so `repeats = 1` keys are the keys cells had before repeats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
     /// The spec's base seed.
     pub seed: u64,
     /// Bumped when the record format or the meaning of a metric changes.
@@ -71,6 +75,8 @@ struct UnversionedKey<'a> {
     kmeans_restarts: usize,
     seed: u64,
     schema: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeat: Option<u32>,
 }
 
 /// Current record schema version.
@@ -97,6 +103,7 @@ impl CellKey {
             kmeans_restarts: self.kmeans_restarts,
             seed: self.seed,
             schema: self.schema,
+            repeat: self.repeat,
         };
         let canonical = serde_json::to_string(&k).expect("CellKey serialises");
         structdr_datasets::sha256_hex(canonical.as_bytes())
@@ -609,6 +616,7 @@ mod tests {
             protocols: vec!["loocv".into()],
             kmeans_restarts: 20,
             neighbourhood_k: None,
+            repeat: None,
             seed: 1,
             schema: SCHEMA,
             method_version: 1,

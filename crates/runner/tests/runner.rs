@@ -801,3 +801,60 @@ grid = {{ dim = 2 }}
     let e = bad(&format!("path = \"{}\"", data.display()), "");
     assert!(e.contains("needs a name"), "{e}");
 }
+
+#[test]
+fn repeats_run_randomised_methods_under_several_seeds_and_select_on_the_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+id = "t"
+title = "repeats"
+seed = 4
+repeats = 5
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "three_clusters"
+params = { n = 90 }
+
+[[method]]
+name = "rproj"
+grid = { dim = [1, 2] }
+
+[[method]]
+name = "pca"
+grid = { dim = 1 }
+"#;
+    let plan = plan_in(dir.path(), text);
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    // rproj: 2 grid cells x 5 seeds; pca (not randomised): 1 cell, run once
+    assert_eq!((out.summary.total, out.summary.failed), (11, 0));
+    let rproj: Vec<_> = out.results.iter().filter(|(c, _)| c.method == 0).collect();
+    assert_eq!(rproj.len(), 10);
+    let first = rproj.iter().filter(|(c, _)| c.repeat == 0).count();
+    assert_eq!(first, 2);
+    assert!(rproj.iter().all(|(c, _)| c.key.repeat == (c.repeat > 0).then_some(c.repeat as u32)));
+    let seeds: std::collections::BTreeSet<u64> = rproj.iter().filter(|(c, _)| c.grid_index == 1).map(|(c, _)| structdr::plan::cell_seed(&c.key)).collect();
+    assert_eq!(seeds.len(), 5, "every repeat has its own seed");
+    // the selected value is the mean over the 5 seeds of the best grid cell, with its sd
+    let b = out.best.iter().find(|b| b.method == 0).unwrap();
+    assert_eq!(b.repeats, 5);
+    let grid_of_best =
+        rproj.iter().find(|(c, r)| r.as_ref().unwrap().params_string() == b.record.as_ref().unwrap().params_string() && c.repeat == 0).unwrap().0.grid_index;
+    let vals: Vec<f64> = rproj.iter().filter(|(c, _)| c.grid_index == grid_of_best).map(|(_, r)| r.as_ref().unwrap().metrics["loocv_1nn_accuracy"]).collect();
+    let (mean, sd) = structdr_eval::mean_std(&vals);
+    assert_eq!((b.score().unwrap(), b.sd["loocv_1nn_accuracy"]), (mean, sd));
+    assert!(sd > 0.0, "random projections differ between seeds: {vals:?}");
+    let pca = out.best.iter().find(|b| b.method == 1).unwrap();
+    assert_eq!((pca.repeats, pca.sd.len()), (1, 0));
+    let md = std::fs::read_to_string(&out.tables.as_ref().unwrap().md).unwrap();
+    assert!(md.contains(&format!("{mean:.4} ± {sd:.4}")), "{md}");
+    let csv = std::fs::read_to_string(&out.tables.unwrap().csv).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",sd,repeats"));
+    // repeats = 1 keeps the keys cells had before repeats; 0 is refused
+    let once = plan_in(dir.path(), &text.replace("repeats = 5", "repeats = 1"));
+    let out1 = structdr::run_spec(&once, &opts(dir.path().into())).unwrap();
+    assert_eq!((out1.summary.total, out1.summary.computed), (3, 0));
+    assert!(spec_error(&text.replace("repeats = 5", "repeats = 0")).contains("repeats = 0"));
+}

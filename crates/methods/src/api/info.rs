@@ -24,6 +24,11 @@ pub struct MethodInfo {
     pub accepts_init: bool,
     /// Whether the fit carries an out-of-sample [`crate::api::Transform`].
     pub inductive: bool,
+    /// Whether the fit may depend on [`crate::api::FitInput::seed`] (random projections, k-means
+    /// initialised centres): the runner repeats such cells under a spec's `repeats` seeds. A
+    /// method declared `false` gives bit-identical output for every seed (the conformance test
+    /// checks it).
+    pub randomised: bool,
     /// Every parameter with type, default and meaning.
     pub params: Vec<ParamSchema>,
     /// Builds the method from a map resolved by [`MethodInfo::resolve`].

@@ -709,6 +709,7 @@ pub(crate) fn info_tree() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: true,
         params: common_params(NC_DOC, 0.01, 10.0, 1.0, "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)", "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)"),
         build: |p| Ok(Box::new(build(p, GraphKind::Tree, false))),
     }
@@ -724,6 +725,7 @@ pub(crate) fn info_l1() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: true,
         params: common_params(NC_DOC, 0.01, 10.0, 1.0, "weight lambda >= 0 of the L1 reconstruction term sum_k ||z_k - sum_l w_lk z_l||_1 (Z = the initial centres)", "side information: candidate edges are the symmetrised nn-NN graph of the initial centres (eq. 23); 0 = all pairs (eq. 19, K <= 400)"),
         build: |p| Ok(Box::new(build(p, GraphKind::L1, false))),
     }
@@ -748,6 +750,7 @@ pub(crate) fn info_landmark() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: true,
         params,
         build: |p| Ok(Box::new(build(p, if p.str("graph") == "l1" { GraphKind::L1 } else { GraphKind::Tree }, true))),
     }

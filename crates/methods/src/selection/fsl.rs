@@ -407,6 +407,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: false,
         params: vec![
             positive("lambda", d.lambda, "row sum of W: sum_j w_ij = lambda (paper: 10 on two moons and in Fig. 8; tuned in [0.1, 10] for Table III)"),
             positive("gamma", d.gamma, "prior precision; larger gamma gives a sparser theta (paper: 100 throughout)"),

@@ -52,6 +52,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: true,
+        randomised: false,
         params: vec![],
         build: |_| Ok(Box::new(Identity)),
     }

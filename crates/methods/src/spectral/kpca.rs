@@ -175,6 +175,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: true,
+        randomised: false,
         params: vec![
             dim(),
             float(

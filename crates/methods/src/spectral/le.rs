@@ -145,6 +145,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: false,
         params: vec![
             dim(),
             int("k", 1, 12, "neighbours per sample before symmetrisation (i ~ j if j in kNN(i) or i in kNN(j)); 12 as in drtoolbox"),

@@ -139,6 +139,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: false,
         params: vec![
             dim(),
             int("k", 2, 12, "neighbours per sample, >= 2 (with one neighbour every weight is 1 and M is the Laplacian of the 1-NN graph, whose null space is one indicator per 1-NN component: no embedding); 12 as in drtoolbox, scikit-learn defaults to 5"),

@@ -67,6 +67,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: true,
+        randomised: false,
         params: vec![dim()],
         build: |p| Ok(Box::new(Pca { dim: p.dim("pca")? })),
     }

@@ -77,6 +77,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: true,
+        randomised: true,
         params: vec![dim()],
         build: |p| Ok(Box::new(RandomProjection { dim: p.dim("rproj")? })),
     }

@@ -240,6 +240,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: false,
         params: vec![
             dim(),
             float_in("lambda", open(0.0), open(1.0), 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),

@@ -244,6 +244,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: false,
         params: vec![
             dim(),
             positive("lambda", 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),

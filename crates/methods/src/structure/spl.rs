@@ -585,6 +585,7 @@ pub(crate) fn info() -> MethodInfo {
         needs_labels: false,
         accepts_init: false,
         inductive: false,
+        randomised: false,
         params: vec![
             dim(),
             int("k", 1, 10, "neighbours per sample of the K-NN graph that supports S (symmetrised: i ~ j if j in kNN(i) or i in kNN(j))"),

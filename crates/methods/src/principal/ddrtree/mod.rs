@@ -703,6 +703,7 @@ pub(crate) fn info_drtree() -> MethodInfo {
         needs_labels: false,
         accepts_init: true,
         inductive: false,
+        randomised: true,
         params: common_params(),
         build: |p| build(p, Centres::All, "drtree"),
     }
@@ -723,6 +724,7 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
         needs_labels: false,
         accepts_init: true,
         inductive: false,
+        randomised: true,
         params,
         build: |p| {
             build(p, p.auto_usize("ncenter").map_or(Centres::Monocle, Centres::Count), "ddrtree")
