@@ -9,7 +9,7 @@ export STRUCTDR_MIRROR := env_var_or_default("STRUCTDR_MIRROR", if path_exists("
 # has AVX-512 (STACK.md P2). Benchmarks run through cargo, so set it here too.
 export OPENBLAS_CORETYPE := env_var_or_default("OPENBLAS_CORETYPE", if `grep -qw avx512f /proc/cpuinfo && echo y || echo n` == "y" { "SKYLAKEX" } else { "" })
 
-bin := "target/release/structdr"
+bin := env_var_or_default("CARGO_TARGET_DIR", "target") + "/release/structdr"
 
 default:
     @just --list
@@ -95,6 +95,12 @@ figures-usps1: build
 
 # Every figure of the papers' claims (issue 4); summary in results/claims_issue4.md.
 figures-density: figures-mpme figures-spl figures-esl figures-fsl figures-usps1
+
+# Own data + external methods: a swiss roll written as a CSV, then PCA / LE / rproj (Rust) beside
+# classical MDS (numpy) and t-SNE (scikit-learn) with 5 seeds: results/external_demo/table.md.
+external-demo: build
+    {{bin}} datasets export swiss_roll --param n=400 --seed 5 --out data/own/swiss_roll --csv
+    {{bin}} run experiments/external_demo.toml
 
 # Criterion benchmarks (eigendecomposition, 1-NN LOOCV, k-means).
 bench:

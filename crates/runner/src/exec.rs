@@ -87,6 +87,11 @@ pub fn fit_cell(key: &CellKey, data: &Dataset) -> Result<Fitted, String> {
 /// [`fit_cell`] telling degenerate fits from failed ones.
 pub fn fit_cell_outcome(key: &CellKey, data: &Dataset) -> Result<Fitted, FitFailure> {
     let failed = |message: String| FitFailure { message, degenerate: false };
+    if let Some(ext) = &key.external {
+        let f = crate::external::fit(key, ext, data, cell_seed(&fit_key(key))).map_err(failed)?;
+        f.check_shape(data.x.nrows(), data.x.ncols()).map_err(|e| failed(format!("{}: {e}", key.method)))?;
+        return Ok(f);
+    }
     let info = structdr_methods::lookup(&key.method).map_err(|e| failed(e.to_string()))?;
     let (_, method) = info.instantiate(&key.params).map_err(|e| failed(e.to_string()))?;
     let seed = cell_seed(&fit_key(key));

@@ -7,6 +7,7 @@
 
 pub mod data;
 pub mod exec;
+pub mod external;
 pub mod figures;
 pub mod fuzz;
 pub mod plan;
@@ -49,6 +50,7 @@ pub struct RunOutput {
 
 /// Runs a validated plan end to end: data, cells (cached ones reused), tables and figures.
 pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<RunOutput> {
+    spec::check_environment(plan).map_err(|e| anyhow::anyhow!("{e}"))?;
     let out_dir = plan.output_dir(&opts.results_root);
     let store = store::Store::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the record store in {}: {e}", out_dir.display()))?;
     if !opts.quiet {

@@ -202,6 +202,10 @@ enum DatasetsCommand {
         /// Generator seed.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Also write `data.csv`: a header `x1,...,xD[,label]`, one sample per line (a file to
+        /// name with `path = ...` and `label_column = -1` in a spec).
+        #[arg(long)]
+        csv: bool,
     },
 }
 
@@ -262,6 +266,7 @@ fn dispatch(cmd: Command) -> Result<()> {
         Command::Run(a) => run(a),
         Command::Check { spec } => {
             let plan = spec::load(&spec)?;
+            spec::check_environment(&plan)?;
             let cells: usize = plan.methods.iter().map(|m| m.cells.len()).sum::<usize>() * plan.spec.datasets.len();
             println!("{}: ok ({} data sets, {} methods, {} cells)", spec.display(), plan.spec.datasets.len(), plan.methods.len(), cells);
             Ok(())
@@ -270,8 +275,17 @@ fn dispatch(cmd: Command) -> Result<()> {
             let plan = spec::load(&spec)?;
             let dir = plan.output_dir(&results);
             let store = structdr::store::Store::open_in(&dir).with_context(|| format!("cannot open the record store in {}", dir.display()))?;
-            let counts =
-                store.prune(|m| structdr_methods::lookup(m).ok().map(|i| i.version), dry_run).with_context(|| format!("pruning {}", store.dir().display()))?;
+            let counts = store
+                .prune(
+                    |m| {
+                        structdr_methods::lookup(m)
+                            .ok()
+                            .map(|i| i.version)
+                            .or_else(|| plan.methods.iter().find(|x| x.name == m && x.external.is_some()).map(|x| x.version))
+                    },
+                    dry_run,
+                )
+                .with_context(|| format!("pruning {}", store.dir().display()))?;
             let (mut kept, mut removed) = (0, 0);
             for (method, (k, r)) in &counts {
                 let current = structdr_methods::lookup(method).map(|i| format!("version {}", i.version)).unwrap_or_else(|_| "not registered".into());
@@ -637,7 +651,7 @@ fn datasets(d: DatasetsCommand) -> Result<()> {
                 bail!("{bad} cached data sets failed verification");
             }
         }
-        DatasetsCommand::Export { name, out, params, seed } => {
+        DatasetsCommand::Export { name, out, params, seed, csv } => {
             let is_generator = structdr_datasets::synthetic::generators().iter().any(|g| g.name == name);
             let ds = if is_generator {
                 let mut p = std::collections::BTreeMap::new();
@@ -654,6 +668,20 @@ fn datasets(d: DatasetsCommand) -> Result<()> {
                 load::load(&name, &opts)?
             };
             load::export(&ds, &out)?;
+            if csv {
+                let mut text = (1..=ds.x.ncols()).map(|j| format!("x{j}")).collect::<Vec<_>>().join(",");
+                text.push_str(if ds.labels.is_some() { ",label\n" } else { "\n" });
+                for (i, row) in ds.x.rows().into_iter().enumerate() {
+                    let mut line = row.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(",");
+                    if let Some(l) = &ds.labels {
+                        line.push_str(&format!(",{}", l[i]));
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                structdr::atomic_write(&out.join("data.csv"), text.as_bytes())?;
+                println!("{name}: {}/data.csv", out.display());
+            }
             println!(
                 "{}: {} x {} -> {}/X.npy{}",
                 name,

@@ -31,7 +31,7 @@ pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
         for (mi, m) in plan.methods.iter().enumerate() {
             let repeats = if m.randomised { plan.spec.repeats.max(1) } else { 1 };
             for (gi, params) in m.cells.iter().enumerate() {
-                let key = cell_key(plan, p, &m.name, m.version, &m.protocols, params);
+                let key = CellKey { external: m.external.clone(), ..cell_key(plan, p, &m.name, m.version, &m.protocols, params) };
                 for r in 0..repeats {
                     let key = CellKey { repeat: (r > 0).then_some(r as u32), ..key.clone() };
                     let hash = key.hash();
@@ -67,6 +67,7 @@ pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, protocols
         kmeans_restarts: restarts,
         neighbourhood_k,
         repeat: None,
+        external: None,
         seed: plan.spec.seed,
         schema: SCHEMA,
         method_version: version,

@@ -47,6 +47,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use structdr_datasets::preprocess::Step;
 use structdr_linalg::EnergyRule;
+use structdr_methods::api::OutputKind;
 use structdr_methods::{ParamMap, ParamValue};
 use toml::Spanned;
 
@@ -250,6 +251,23 @@ pub struct MethodSpec {
     /// Two rows with the same method and grid and different `select` share their cells.
     #[serde(default)]
     pub select: Option<Spanned<String>>,
+    /// An external method: the program and arguments to run per cell (e.g.
+    /// `["python3", "baselines/sklearn_tsne.py"]`; protocol in [`crate::external`]). `name` is then
+    /// the method's own name (not a registry method) and `grid` holds its parameters, passed on.
+    #[serde(default)]
+    pub command: Option<Spanned<Vec<String>>>,
+    /// External methods: time limit of one run in seconds (default 600).
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+    /// External methods: what the command writes, `embedding` (default) or `feature_scores`.
+    #[serde(default)]
+    pub output: Option<OutputKind>,
+    /// External methods: whether the fit depends on the seed, so `repeats` apply (default true).
+    #[serde(default)]
+    pub randomised: Option<bool>,
+    /// External methods: whether the command gets the labels (`labels.npy`; default false).
+    #[serde(default)]
+    pub needs_labels: Option<bool>,
 }
 
 /// The papers' values to show beside ours. These are references, never outputs.
@@ -478,6 +496,8 @@ pub struct MethodPlan {
     pub metric: String,
     /// Whether the method's fit depends on the seed (its cells run `repeats` times).
     pub randomised: bool,
+    /// The command, files' checksum and options of an external method (part of its cells' keys).
+    pub external: Option<crate::external::ExternalKey>,
 }
 
 /// A validated spec.
@@ -679,19 +699,6 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
                 Some(f) => Some(f),
                 None => structdr_datasets::file::FileFormat::from_path(&src.path).map_err(|e| errors.push(err(span.clone(), e.to_string()))).ok(),
             };
-            for (what, p) in std::iter::once(("path", Some(&src.path))).chain(std::iter::once(("labels", src.labels.as_ref()))) {
-                if let Some(p) = p {
-                    if !p.is_file() {
-                        errors.push(err(
-                            span.clone(),
-                            format!(
-                                "data set '{name}': {what} = '{}' is not a readable file (relative paths start at the directory structdr runs in)",
-                                p.display()
-                            ),
-                        ));
-                    }
-                }
-            }
             if format == Some(structdr_datasets::file::FileFormat::Libsvm) && (d.labels.is_some() || d.label_column.is_some()) {
                 errors.push(err(span.clone(), format!("data set '{name}': a LIBSVM file carries its labels; drop labels / label_column")));
             }
@@ -755,6 +762,27 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
     let mut total_cells: u128 = 0;
     for m in &spec.methods {
         let name = m.name.get_ref();
+        if let Some(command) = &m.command {
+            match external_plan(m, command, &spec, &mut errors, &err) {
+                Some(plan) => {
+                    let repeats = if plan.randomised { spec.repeats.clamp(1, MAX_REPEATS) as u128 } else { 1 };
+                    total_cells =
+                        total_cells.saturating_add((plan.cells.len() as u128).saturating_mul(spec.datasets.len().max(1) as u128).saturating_mul(repeats));
+                    if !labels.insert(plan.label.clone()) {
+                        errors.push(err(Some(m.name.span()), format!("method label '{}' appears twice; give one a distinct `label`", plan.label)));
+                    }
+                    methods.push(plan);
+                }
+                None => continue,
+            }
+            continue;
+        }
+        if m.timeout_s.is_some() || m.output.is_some() || m.randomised.is_some() || m.needs_labels.is_some() {
+            errors.push(err(
+                Some(m.name.span()),
+                format!("method '{name}': timeout_s, output, randomised and needs_labels apply to external methods (with a command)"),
+            ));
+        }
         let info = match structdr_methods::lookup(name) {
             Ok(i) => i,
             Err(e) => {
@@ -876,6 +904,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
             protocols,
             metric,
             randomised: info.randomised,
+            external: None,
         });
     }
     if total_cells > MAX_PLAN_CELLS as u128 {
@@ -971,6 +1000,149 @@ pub const MAX_GRID_CELLS: usize = 100_000;
 
 /// Most cells a spec may have (data sets x every method's grid cells).
 pub const MAX_PLAN_CELLS: usize = 1_000_000;
+
+/// What a plan needs from the machine it runs on, all problems at once (`check` and `run` call
+/// this after [`parse`], which checks the spec alone): every data file and labels file exists,
+/// every external program is a file or on `PATH`, and every argument that looks like a script
+/// (`.py`, `.R`, `.jl`, `.sh`, `.m`) is a file. Relative paths start at the current directory.
+pub fn check_environment(plan: &Plan) -> Result<(), SpecError> {
+    let file = plan.path.display().to_string();
+    let mut errors: Vec<String> = Vec::new();
+    for d in &plan.spec.datasets {
+        let Some(src) = d.file_source() else { continue };
+        for (what, p) in [("path", Some(&src.path)), ("labels", src.labels.as_ref())] {
+            if let Some(p) = p.filter(|p| !p.is_file()) {
+                errors.push(format!(
+                    "data set '{}': {what} = '{}' is not a readable file (relative paths start at the directory structdr runs in)",
+                    d.name(),
+                    p.display()
+                ));
+            }
+        }
+    }
+    for m in &plan.methods {
+        let Some(ext) = &m.external else { continue };
+        if let Some(program) = ext.command.first().filter(|p| !crate::external::program_exists(p)) {
+            errors.push(format!("method '{}': program '{program}' is neither a file nor on PATH", m.label));
+        }
+        for a in ext.command.iter().skip(1) {
+            let looks_like_file = [".py", ".r", ".R", ".jl", ".sh", ".m"].iter().any(|x| a.ends_with(x));
+            if looks_like_file && !std::path::Path::new(a).is_file() {
+                errors.push(format!("method '{}': command file '{a}' not found (relative paths start at the directory structdr runs in)", m.label));
+            }
+        }
+    }
+    let mut it = errors.into_iter().map(|message| SpecError { file: file.clone(), line: None, message, others: vec![] });
+    match it.next() {
+        None => Ok(()),
+        Some(mut first) => {
+            first.others = it.collect();
+            Err(first)
+        }
+    }
+}
+
+/// The plan of an external method (`command = [...]`), or `None` with its problems in `errors`:
+/// the program must exist, arguments that look like scripts must be files, the name must not be
+/// a registry method's, grid values become parameters as written (`dim` defaults to the energy
+/// rule's d).
+fn external_plan(
+    m: &MethodSpec,
+    command: &Spanned<Vec<String>>,
+    spec: &Spec,
+    errors: &mut Vec<SpecError>,
+    err: &dyn Fn(Option<std::ops::Range<usize>>, String) -> SpecError,
+) -> Option<MethodPlan> {
+    let name = m.name.get_ref();
+    let span = Some(command.span());
+    let n_errors = errors.len();
+    if structdr_methods::lookup(name).is_ok() {
+        errors.push(err(Some(m.name.span()), format!("method '{name}' is a registered method; name the external one differently")));
+    }
+    let cmd = command.get_ref();
+    if cmd.is_empty() {
+        errors.push(err(span.clone(), format!("method '{name}': command is empty")));
+    }
+    let timeout_s = m.timeout_s.unwrap_or(crate::external::DEFAULT_TIMEOUT_S);
+    if !(timeout_s > 0.0 && timeout_s.is_finite()) {
+        errors.push(err(Some(m.name.span()), format!("method '{name}': timeout_s = {timeout_s} must be a positive number of seconds")));
+    }
+    let output = m.output.unwrap_or(OutputKind::Embedding);
+    if output == OutputKind::PrincipalGraph {
+        errors.push(err(Some(m.name.span()), format!("method '{name}': output = \"principal_graph\" is not supported for external methods")));
+    }
+    let mut axes: Vec<(String, Vec<ParamValue>)> = Vec::new();
+    for (key, value) in &m.grid {
+        let values: Vec<toml::Value> = match value.get_ref() {
+            toml::Value::Array(a) => a.clone(),
+            v => vec![v.clone()],
+        };
+        let mut vals = Vec::new();
+        for v in &values {
+            match toml_to_param(v) {
+                Some(p) => vals.push(p),
+                None => errors.push(err(Some(value.span()), format!("method '{name}': parameter '{key}' = {v} is not a number, string or boolean"))),
+            }
+        }
+        if vals.is_empty() {
+            errors.push(err(Some(value.span()), format!("method '{name}': parameter '{key}' has no values")));
+        }
+        axes.push((key.clone(), vals));
+    }
+    if !m.grid.contains_key("dim") {
+        axes.push(("dim".into(), vec![ParamValue::Str(DIM_ENERGY.into())]));
+    }
+    let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
+    if n_cells > MAX_GRID_CELLS as u128 {
+        errors.push(err(Some(m.name.span()), format!("method '{name}': the grid has {n_cells} cells, more than the limit of {MAX_GRID_CELLS} per method")));
+    }
+    let label = m.label.clone().unwrap_or_else(|| name.clone());
+    let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
+    let protocols = merge_protocols(&spec_protocols, &m.protocols);
+    let metric = match &m.select {
+        Some(sel) => {
+            if let Err(e) = check_metric(sel.get_ref(), &protocols) {
+                errors.push(err(Some(sel.span()), format!("method '{label}': {e}")));
+            }
+            sel.get_ref().clone()
+        }
+        None => spec_metric(spec),
+    };
+    let files_sha256 = match crate::external::files_sha256(cmd) {
+        Ok(h) => h,
+        Err(e) => {
+            errors.push(err(span, format!("method '{name}': {e}")));
+            String::new()
+        }
+    };
+    if errors.len() > n_errors {
+        return None;
+    }
+    let mut cells = vec![ParamMap::new()];
+    for (key, values) in &axes {
+        cells = cells
+            .iter()
+            .flat_map(|c| values.iter().map(move |v| (c, v)))
+            .map(|(c, v)| {
+                let mut c2 = c.clone();
+                c2.insert(key.clone(), v.clone());
+                c2
+            })
+            .collect();
+    }
+    let external = crate::external::ExternalKey { command: cmd.clone(), files_sha256, output, needs_labels: m.needs_labels.unwrap_or(false), timeout_s };
+    Some(MethodPlan {
+        name: name.clone(),
+        label,
+        paper_row: m.paper_row.clone(),
+        cells,
+        version: 1,
+        protocols,
+        metric,
+        randomised: m.randomised.unwrap_or(true),
+        external: Some(external),
+    })
+}
 
 /// A spec-derived path (`id`, `output`, `table_path`) must be relative, non-empty and stay inside
 /// the results directory (no `..`, no root or drive prefix).

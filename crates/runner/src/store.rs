@@ -49,6 +49,10 @@ pub struct CellKey {
     /// absent for the first, so `repeats = 1` keys are the keys cells had before repeats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// An external method's command, the checksum of its files and its options (absent for
+    /// registered methods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<crate::external::ExternalKey>,
     /// The spec's base seed.
     pub seed: u64,
     /// Bumped when the record format or the meaning of a metric changes.
@@ -77,6 +81,8 @@ struct UnversionedKey<'a> {
     schema: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     repeat: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    external: Option<&'a crate::external::ExternalKey>,
 }
 
 /// Current record schema version.
@@ -104,6 +110,7 @@ impl CellKey {
             seed: self.seed,
             schema: self.schema,
             repeat: self.repeat,
+            external: self.external.as_ref(),
         };
         let canonical = serde_json::to_string(&k).expect("CellKey serialises");
         structdr_datasets::sha256_hex(canonical.as_bytes())
@@ -617,6 +624,7 @@ mod tests {
             kmeans_restarts: 20,
             neighbourhood_k: None,
             repeat: None,
+            external: None,
             seed: 1,
             schema: SCHEMA,
             method_version: 1,

@@ -794,7 +794,9 @@ grid = {{ dim = 2 }}
     assert_eq!(again.summary.computed, 1);
     // check catches file problems, each with its line
     let bad = |from: &str, to: &str| spec_error(&text.replace(from, to));
-    assert!(bad("mine.csv", "nope.csv").contains("not a readable file"));
+    let missing = plan_in(dir.path(), &text.replace("mine.csv", "nope.csv"));
+    assert!(structdr::spec::check_environment(&missing).unwrap_err().to_string().contains("not a readable file"));
+    assert!(structdr::run_spec(&missing, &opts(dir.path().into())).is_err());
     assert!(bad("label_column = -1", "label_column = 0").contains("1-based"));
     assert!(bad("label_column = -1", "variable = \"X\"").contains(".mat files only"));
     assert!(bad("label_column = -1", "label_column = -1\nparams = { n = 3 }").contains("takes no params"));
@@ -857,4 +859,108 @@ grid = { dim = 1 }
     let out1 = structdr::run_spec(&once, &opts(dir.path().into())).unwrap();
     assert_eq!((out1.summary.total, out1.summary.computed), (3, 0));
     assert!(spec_error(&text.replace("repeats = 5", "repeats = 0")).contains("repeats = 0"));
+}
+
+/// Whether `python3` with numpy is here (CI installs it; elsewhere the external-method test skips).
+fn python_with_numpy() -> bool {
+    let ok = std::process::Command::new("python3").args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide python3 with numpy (.ci/run installs it)");
+        eprintln!("skipping: python3 with numpy not found");
+    }
+    ok
+}
+
+#[test]
+fn external_methods_run_beside_rust_ones_and_fail_as_cells() {
+    if !python_with_numpy() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let baselines = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../baselines");
+    let script = dir.path().join("cmds.py");
+    std::fs::copy(baselines.join("numpy_cmds.py"), &script).unwrap();
+    std::fs::copy(baselines.join("structdr_io.py"), dir.path().join("structdr_io.py")).unwrap();
+    let fail = dir.path().join("fail.py");
+    std::fs::write(&fail, "import sys\nprint('about to fail')\nsys.exit('no luck: bad parameter')\n").unwrap();
+    let quiet = dir.path().join("quiet.py");
+    std::fs::write(&quiet, "print('wrote nothing')\n").unwrap();
+    let text = format!(
+        r#"
+id = "t"
+title = "external"
+seed = 2
+repeats = 3
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "three_clusters"
+params = {{ n = 60 }}
+
+[[method]]
+name = "pca"
+grid = {{ dim = 2 }}
+
+[[method]]
+name = "cmds"
+command = ["python3", "{}"]
+grid = {{ dim = 2 }}
+randomised = false
+
+[[method]]
+name = "fails"
+command = ["python3", "{}"]
+grid = {{ dim = 2 }}
+
+[[method]]
+name = "sleeps"
+command = ["python3", "-c", "import time; time.sleep(30)"]
+timeout_s = 0.5
+grid = {{ dim = 2 }}
+randomised = false
+
+[[method]]
+name = "quiet"
+command = ["python3", "{}"]
+grid = {{ dim = 2 }}
+randomised = false
+"#,
+        script.display(),
+        fail.display(),
+        quiet.display()
+    );
+    let plan = plan_in(dir.path(), &text);
+    let t0 = std::time::Instant::now();
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    // pca 1 + cmds 1 + fails 3 (randomised by default: repeats) + sleeps 1 + quiet 1
+    assert_eq!((out.summary.total, out.summary.failed), (7, 5));
+    let rec = |label: &str| out.results.iter().find(|(c, _)| plan.methods[c.method].label == label).unwrap().1.clone().unwrap();
+    // classical MDS is PCA: the same LOOCV accuracy, and the script's stdout is kept
+    let (pca, cmds) = (rec("pca"), rec("cmds"));
+    assert_eq!(cmds.status, structdr::store::Status::Ok, "{:?}", cmds.error);
+    assert_eq!(cmds.metrics["loocv_1nn_accuracy"], pca.metrics["loocv_1nn_accuracy"]);
+    assert!(cmds.notes.iter().any(|n| n.contains("stdout") && n.contains("cmds: 60 samples -> 2 dimensions")), "{:?}", cmds.notes);
+    let f = rec("fails");
+    assert!(f.error.as_deref().unwrap().contains("no luck: bad parameter") && f.error.as_deref().unwrap().contains("exit status: 1"), "{:?}", f.error);
+    let s = rec("sleeps");
+    assert!(s.error.as_deref().unwrap().contains("did not finish within timeout_s = 0.5 s"), "{:?}", s.error);
+    assert!(t0.elapsed().as_secs_f64() < 25.0, "the sleeping command was killed, not waited for");
+    assert!(rec("quiet").error.as_deref().unwrap().contains("wrote no embedding.npy"));
+    // editing the script gives its cells new keys; the others are reused
+    let before = out.results.iter().find(|(c, _)| c.key.method == "cmds").unwrap().0.hash.clone();
+    std::fs::write(&script, std::fs::read_to_string(&script).unwrap() + "\n# edited\n").unwrap();
+    let plan2 = plan_in(dir.path(), &text);
+    let out2 = structdr::run_spec(&plan2, &opts(dir.path().into())).unwrap();
+    let after = out2.results.iter().find(|(c, _)| c.key.method == "cmds").unwrap().0.hash.clone();
+    assert_ne!(before, after);
+    // only the edited method's cell is computed again (failed cells are records too: --retry-failed)
+    assert_eq!((out2.summary.computed, out2.summary.cached), (1, 6));
+    // check: a missing script, an unknown program (both what the machine lacks), a registry name
+    let env_error = |t: &str| structdr::spec::check_environment(&plan_in(dir.path(), t)).unwrap_err().to_string();
+    assert!(env_error(&text.replace("cmds.py", "nope.py")).contains("command file"));
+    let e = env_error(&text.replace("[\"python3\", \"-c\"", "[\"no-such-program-xyz\", \"-c\"").replace("cmds.py", "nope.py"));
+    assert!(e.contains("neither a file nor on PATH") && e.contains("nope.py"), "all problems at once: {e}");
+    assert!(spec_error(&text.replace("name = \"quiet\"", "name = \"pca\"")).contains("registered method"));
 }
