@@ -6,6 +6,7 @@ use crate::exec::RunSummary;
 use crate::plan::Cell;
 use crate::spec::Plan;
 use crate::store::{Record, Status};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -320,15 +321,23 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     if !notes.is_empty() {
         writeln!(md, "\n## Data notes\n\n\\* marks a stand-in for the paper's data set.\n\n{}", notes.join("\n")).ok();
     }
+    // The state of the store, not the history of this run (how many cells were computed now),
+    // and the code versions of the records shown, not of this binary: a re-run that computes
+    // nothing rewrites the table byte for byte.
+    let with_records = summary.computed + summary.cached;
+    let mut versions: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in best.iter().filter_map(|b| b.record.as_ref()) {
+        *versions.entry(r.code_version.as_str()).or_default() += 1;
+    }
     writeln!(
         md,
-        "\n## Run\n\n{} cells: {} computed now, {} reused from the cache, {} failed{}. Code version {}.",
+        "\n## Run\n\n{} cells: {} with records ({} failed{}), {} not computed yet. Code versions of the records shown: {}.",
         summary.total,
-        summary.computed,
-        summary.cached,
+        with_records,
         summary.failed,
         if summary.degenerate > 0 { format!(", {} degenerate", summary.degenerate) } else { String::new() },
-        crate::store::code_version()
+        summary.total - with_records.min(summary.total),
+        if versions.is_empty() { "none".to_string() } else { versions.iter().map(|(v, n)| format!("{v} ({n})")).collect::<Vec<_>>().join(", ") }
     )
     .ok();
     writeln!(

@@ -964,3 +964,34 @@ randomised = false
     assert!(e.contains("neither a file nor on PATH") && e.contains("nope.py"), "all problems at once: {e}");
     assert!(spec_error(&text.replace("name = \"quiet\"", "name = \"pca\"")).contains("registered method"));
 }
+
+#[test]
+fn a_rerun_that_computes_nothing_rewrites_every_output_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SPEC.replace("[evaluation]", "[figures]\nbest_embeddings = true\n\n[evaluation]");
+    let plan = plan_in(dir.path(), &text);
+    let first = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert!(first.summary.computed > 0);
+    let out_dir = dir.path().join("out");
+    let snapshot = || {
+        let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+        for e in std::fs::read_dir(&out_dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                files.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+        files.sort();
+        files
+    };
+    let before = snapshot();
+    assert!(before.iter().any(|(p, _)| p.extension().is_some_and(|e| e == "png")), "figures are part of the check");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!(again.summary.computed, 0);
+    let after = snapshot();
+    assert_eq!(before.len(), after.len());
+    for ((p, a), (_, b)) in before.iter().zip(after.iter()) {
+        assert!(a == b, "{} changed on a re-run that computed nothing", p.display());
+    }
+}
