@@ -24,6 +24,7 @@ pub mod dist;
 pub mod graphs;
 pub mod neighbours;
 pub mod optim;
+pub mod progress;
 pub mod spectral;
 
 use ndarray::ArrayView2;

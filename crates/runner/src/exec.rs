@@ -122,6 +122,11 @@ pub fn scored_coordinates<'a>(fitted: &'a Fitted, key: &CellKey, data: &Dataset)
     }
 }
 
+/// A cell's parameters as progress lines show them (`k=10 dim=2`).
+fn params_text(key: &CellKey) -> String {
+    key.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
 }
@@ -277,7 +282,7 @@ pub fn run(
             if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method, --shard)", summary.skipped) } else { String::new() }
         );
     }
-    let progress = Progress::start(todo.len(), opts.quiet);
+    let progress = Arc::new(Progress::start(todo.len(), opts.quiet));
     let write_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     // The OpenBLAS kernel set is part of the provenance: timings and the last bits of a result
     // depend on it (an inherited OPENBLAS_CORETYPE=Haswell runs AVX2 kernels on an AVX-512 CPU).
@@ -335,7 +340,21 @@ pub fn run(
             }
             let first = &results[mine[0]].0;
             let t0 = Instant::now();
-            let fitted = fit_cell_outcome(&first.key, &data_arc[first.dataset].data);
+            // long fits say how they are going (iteration, objective, elapsed; at most every 2 s
+            // after the first 3 s)
+            let what = format!("{} / {} {}", data[first.dataset].label, plan.methods[first.method].label, params_text(&first.key));
+            let (p, started) = (progress.clone(), Instant::now());
+            let mut last = 0.0f64;
+            let fitted = structdr_numerics::progress::observe(
+                move |iteration, objective| {
+                    let t = started.elapsed().as_secs_f64();
+                    if t >= 3.0 && t - last >= 2.0 {
+                        last = t;
+                        p.fit_update(&what, iteration, objective, t);
+                    }
+                },
+                || fit_cell_outcome(&first.key, &data_arc[first.dataset].data),
+            );
             let fit_seconds = t0.elapsed().as_secs_f64();
             // Figures of this spec will draw these fits: keep them in the fit cache.
             if let (Some(fits), Ok(f)) = (fits, &fitted) {

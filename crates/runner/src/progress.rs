@@ -16,6 +16,7 @@ pub struct Progress {
     /// an atomic counter two cells finishing together could print `[2/2]` before `[1/2]`.
     finished: Mutex<usize>,
     started: Instant,
+    quiet: bool,
 }
 
 impl Progress {
@@ -27,7 +28,7 @@ impl Progress {
         );
         // The bar draws only on a terminal; in a log every finished cell gets a line instead.
         let log_lines = !quiet && !std::io::stderr().is_terminal();
-        Progress { bar, log_lines, total, finished: Mutex::new(0), started: Instant::now() }
+        Progress { bar, log_lines, total, finished: Mutex::new(0), started: Instant::now(), quiet }
     }
 
     /// Reports a finished cell (`what`: "data set / method").
@@ -41,6 +42,15 @@ impl Progress {
             }
         ));
         self.bar.inc(1);
+        // a fit that stopped without meeting its stopping rule is a warning on its own line
+        if rec.status == Status::Ok && !rec.converged && rec.iterations > 0 && !self.quiet {
+            let warning = format!("warning: {what} {}: stopped without converging after {} iterations", rec.params_string(), rec.iterations);
+            if self.log_lines {
+                eprintln!("{warning}");
+            } else {
+                self.bar.println(warning);
+            }
+        }
         if self.log_lines {
             let outcome = match rec.status {
                 Status::Ok => rec.metrics.iter().map(|(k, v)| format!("{k} {v:.4}")).collect::<Vec<_>>().join(", "),
@@ -57,6 +67,16 @@ impl Progress {
                 rec.fit_seconds,
                 self.started.elapsed().as_secs_f64()
             );
+        }
+    }
+
+    /// Reports a long fit's progress: its latest iteration and objective, and how long it runs.
+    pub fn fit_update(&self, what: &str, iteration: usize, objective: f64, seconds: f64) {
+        let line = format!("  ... {what}: iteration {iteration}, objective {objective:.6e}, {seconds:.0} s");
+        if self.log_lines {
+            eprintln!("{line}");
+        } else if !self.quiet {
+            self.bar.println(line);
         }
     }
 

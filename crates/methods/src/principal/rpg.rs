@@ -579,6 +579,7 @@ impl Rpg {
             }
             let prev = history.last().copied();
             history.push(rho);
+            structdr_numerics::progress::report(history.len(), rho);
             if let Some(prev) = prev {
                 if (rho - prev).abs() <= self.tol * prev.abs() {
                     converged = true;

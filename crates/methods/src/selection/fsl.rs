@@ -334,6 +334,7 @@ impl Fsl {
             }
 
             history.push(f);
+            structdr_numerics::progress::report(history.len(), f);
             let scale = (f - g0).abs().max(f64::MIN_POSITIVE);
             if f_start - f <= self.tol * scale {
                 converged = true;

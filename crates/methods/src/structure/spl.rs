@@ -380,6 +380,7 @@ impl SplProblem {
             let prev = eval.objective;
             eval = self.evaluate(&s)?;
             history.push(eval.objective);
+            structdr_numerics::progress::report(history.len(), eval.objective);
             iterations = t;
             if (eval.objective - prev).abs() <= tol * eval.objective.abs().max(1.0) {
                 converged = true;

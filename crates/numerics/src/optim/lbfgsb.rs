@@ -140,6 +140,8 @@ where
                     return Err(BoundedError::NonFiniteStart(fx));
                 }
                 history.push(fx);
+                crate::progress::report(history.len(), fx);
+                crate::progress::report(history.len(), fx);
                 acc_x = x.clone();
                 acc_g = g.clone();
                 acc_f = fx;
@@ -150,6 +152,7 @@ where
             }
         } else if t.starts_with("NEW_X") {
             history.push(fx);
+            crate::progress::report(history.len(), fx);
             acc_x.copy_from_slice(&x);
             acc_g.copy_from_slice(&g);
             acc_f = fx;

@@ -402,6 +402,7 @@ where
         w.f = ft;
         iterations += 1;
         history.push(ft);
+        crate::progress::report(history.len(), ft);
         if f_old - ft <= opts.factr * eps_mach * f_old.abs().max(ft.abs()).max(1.0) {
             break (true, "CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH".to_string());
         }

@@ -394,6 +394,7 @@ impl DdrTree {
                 let f = self.objective(y.view(), &st, &tree, &assign, lambda);
                 let g = self.r_objective(y.view(), &st, &tree, &assign, lambda, dense_eig)?;
                 history.push(f);
+                structdr_numerics::progress::report(history.len(), f);
                 stop_history.push(g);
                 last_tree = tree.clone();
                 if iter >= 1 && rel_change(stop_history[iter - 1], g) < self.tol {
@@ -407,6 +408,7 @@ impl DdrTree {
                 iterations += 1;
                 let f = self.objective(y.view(), &st, &tree, &assign, lambda);
                 history.push(f);
+                structdr_numerics::progress::report(history.len(), f);
                 if iter >= 1 && rel_change(history[iter - 1], f) < self.tol {
                     converged = true;
                     break;
