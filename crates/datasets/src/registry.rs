@@ -464,7 +464,10 @@ impl Registry {
 
     /// Reads and validates a registry file from disk.
     pub fn from_path(path: &Path) -> Result<Registry, RegistryError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RegistryError::Parse { source_name: path.display().to_string(), message: e.to_string() })?;
+        let parse_error = |message: String| RegistryError::Parse { source_name: path.display().to_string(), message };
+        // a regular file only: a registry named /dev/zero would be read without end
+        let bytes = crate::file::read_regular(path).map_err(|e| parse_error(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| parse_error(format!("not UTF-8 text: {e}")))?;
         Registry::from_toml_str(&text, &path.display().to_string())
     }
 

@@ -10,6 +10,7 @@ pub mod exec;
 pub mod external;
 pub mod figures;
 pub mod fuzz;
+pub mod html;
 pub mod plan;
 pub mod progress;
 pub mod report;

@@ -48,6 +48,21 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Write the static HTML report (tables beside the papers' values, scorecards, figures,
+    /// provenance) from what runs wrote: no computation.
+    Report {
+        /// The specs to include (default: every `experiments/*.toml`, in name order).
+        specs: Vec<PathBuf>,
+        /// Results root (default `results`).
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// Output directory (default `<results>/report`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The project's docs directory (parity notes are linked from the gaps).
+        #[arg(long, default_value = "docs")]
+        docs: PathBuf,
+    },
     /// List the registered methods and their parameters (from the method registry).
     Methods {
         /// Print Markdown (the source of docs/methods.md).
@@ -264,6 +279,23 @@ fn reexec_with_openblas_coretype() {
 fn dispatch(cmd: Command) -> Result<()> {
     match cmd {
         Command::Run(a) => run(a),
+        Command::Report { specs, results, out, docs } => {
+            let specs = if specs.is_empty() {
+                let mut v: Vec<PathBuf> = std::fs::read_dir("experiments")
+                    .context("reading experiments/ (name the specs, or run from the project root)")?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                    .collect();
+                v.sort();
+                v
+            } else {
+                specs
+            };
+            let out = out.unwrap_or_else(|| results.join("report"));
+            let page = structdr::html::write_report(&specs, &results, &docs, &out)?;
+            println!("report: {} ({} specs)", page.display(), specs.len());
+            Ok(())
+        }
         Command::Check { spec } => {
             let plan = spec::load(&spec)?;
             spec::check_environment(&plan)?;

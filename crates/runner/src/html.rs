@@ -1,0 +1,371 @@
+//! The static HTML report (`structdr report`, `results/report/index.html`): every spec's table
+//! with ours beside the papers' values and the difference coloured, a scorecard per table and
+//! row, every figure, and the provenance of the records. It reads what runs wrote (the tables'
+//! CSV files, the figures, the record stores): no server, no network, no script needed to read
+//! it; links are relative, so the folder works offline and inside a clone.
+
+use crate::spec::{self, Plan};
+use crate::store::Record;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Differences up to these many points (0.01 on a 0-1 scale) count as close in the scorecard.
+pub const POINTS: [f64; 3] = [0.01, 0.02, 0.03];
+
+/// One row of a table's CSV (the long format [`crate::report::write_tables`] writes).
+#[derive(Debug, Clone, Default)]
+pub struct TableRow {
+    /// Row label (method).
+    pub method: String,
+    /// Column label (data set).
+    pub dataset: String,
+    /// Our value, if any.
+    pub ours: Option<f64>,
+    /// The paper's value, if any.
+    pub paper: Option<f64>,
+    /// `ours - paper`.
+    pub diff: Option<f64>,
+    /// Selected parameters.
+    pub params: String,
+    /// `ok`, `failed` or `missing`.
+    pub status: String,
+}
+
+/// Splits one CSV line with double-quoted fields (`""` inside quotes is a quote).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// The rows of a table CSV, by the header's column names.
+pub fn read_table_csv(text: &str) -> Result<Vec<TableRow>, String> {
+    let mut lines = text.lines();
+    let header = csv_fields(lines.next().ok_or("empty table CSV")?);
+    let col = |name: &str| header.iter().position(|h| h == name).ok_or_else(|| format!("table CSV has no column '{name}'"));
+    let (m, d, o, p, df, pa, st) = (col("method")?, col("dataset")?, col("ours")?, col("paper")?, col("diff")?, col("params")?, col("status")?);
+    let num = |s: &str| s.trim().parse::<f64>().ok();
+    Ok(lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f = csv_fields(l);
+            let get = |i: usize| f.get(i).cloned().unwrap_or_default();
+            TableRow { method: get(m), dataset: get(d), ours: num(&get(o)), paper: num(&get(p)), diff: num(&get(df)), params: get(pa), status: get(st) }
+        })
+        .collect())
+}
+
+/// A row's agreement with the paper: cells compared, within each of [`POINTS`], mean |diff|.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score {
+    /// Cells with both values.
+    pub n: usize,
+    /// Cells with `|diff| <= POINTS[i]`.
+    pub within: [usize; 3],
+    /// Mean |ours - paper| over the `n` cells.
+    pub mad: f64,
+}
+
+/// The scorecard of a set of rows (`None` when no cell has both values).
+pub fn score(rows: &[&TableRow]) -> Option<Score> {
+    let diffs: Vec<f64> = rows.iter().filter_map(|r| r.diff).collect();
+    if diffs.is_empty() {
+        return None;
+    }
+    let mut within = [0; 3];
+    for d in &diffs {
+        for (k, p) in POINTS.iter().enumerate() {
+            // compare at 1e-9 above the bound: a printed 0.0300 difference is within 3 points
+            within[k] += usize::from(d.abs() <= p + 1e-9);
+        }
+    }
+    Some(Score { n: diffs.len(), within, mad: diffs.iter().map(|d| d.abs()).sum::<f64>() / diffs.len() as f64 })
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// `to` relative to the directory `from` (both relative to one root, or both absolute).
+fn relative(from: &Path, to: &Path) -> String {
+    let (f, t): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    let common = f.iter().zip(t.iter()).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    out.to_string_lossy().replace('\\', "/")
+}
+
+/// What the records of one spec say about how they were made.
+#[derive(Debug, Default)]
+struct Provenance {
+    records: usize,
+    code_versions: BTreeMap<String, usize>,
+    threads: BTreeMap<String, usize>,
+    data: BTreeSet<(String, String)>,
+    method_versions: BTreeSet<(String, u32)>,
+    fit_seconds: f64,
+}
+
+fn provenance(plan: &Plan, results: &Path) -> Provenance {
+    let mut p = Provenance::default();
+    let dir = plan.output_dir(results).join("records");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return p };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|x| x.extension().is_some_and(|e| e == "json")).collect();
+    paths.sort();
+    for path in paths {
+        let Some(rec) = std::fs::read_to_string(&path).ok().and_then(|t| Record::from_json(&t).ok()) else { continue };
+        p.records += 1;
+        *p.code_versions.entry(rec.code_version.clone()).or_default() += 1;
+        *p.threads.entry(rec.threads.clone()).or_default() += 1;
+        p.data.insert((rec.key.dataset.clone(), rec.key.data_checksum.clone()));
+        p.method_versions.insert((rec.key.method.clone(), rec.key.method_version));
+        p.fit_seconds += rec.fit_seconds;
+    }
+    p
+}
+
+/// The report's pages, written under `out` (`index.html`); returns the page's path. `specs`: the
+/// experiment specs to include (those without outputs yet are listed as such); `results`: the
+/// results root the specs' outputs live under; `docs`: the project's `docs/` (parity notes).
+pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(out)?;
+    let mut body = String::new();
+    let mut overview = String::new();
+    let mut all_rows: Vec<(String, TableRow)> = Vec::new();
+    let mut figures_total = 0;
+    for spec_path in specs {
+        let plan = match spec::load(spec_path) {
+            Ok(p) => p,
+            Err(e) => {
+                writeln!(
+                    body,
+                    "<section><h2>{}</h2><p class=bad>spec does not load: {}</p></section>",
+                    esc(&spec_path.display().to_string()),
+                    esc(&e.to_string())
+                )?;
+                continue;
+            }
+        };
+        let id = plan.spec.id.clone();
+        writeln!(
+            body,
+            "<section id=\"{}\"><h2>{}</h2><p class=meta>spec <code>{}</code> · id <code>{id}</code></p>",
+            esc(&id),
+            esc(&plan.spec.title),
+            esc(&spec_path.display().to_string())
+        )?;
+        if !plan.spec.description.is_empty() {
+            writeln!(body, "<p>{}</p>", esc(&plan.spec.description))?;
+        }
+        // the table
+        let csv_path = PathBuf::from(format!("{}.csv", plan.table_stem(results).display()));
+        let mut table_score = None;
+        if let Ok(text) = std::fs::read_to_string(&csv_path) {
+            let rows = read_table_csv(&text).map_err(|e| anyhow::anyhow!("{}: {e}", csv_path.display()))?;
+            write_table(&mut body, &plan, &rows, docs, out)?;
+            let refs: Vec<&TableRow> = rows.iter().collect();
+            table_score = score(&refs);
+            all_rows.extend(rows.into_iter().map(|r| (id.clone(), r)));
+        } else if !plan.methods.is_empty() {
+            writeln!(body, "<p class=bad>no table yet: run <code>structdr run {}</code></p>", esc(&spec_path.display().to_string()))?;
+        }
+        // figures
+        let out_dir = plan.output_dir(results);
+        let mut pngs: Vec<PathBuf> = std::fs::read_dir(&out_dir)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "png")).collect())
+            .unwrap_or_default();
+        pngs.sort();
+        if !pngs.is_empty() {
+            writeln!(body, "<h3>Figures</h3><div class=figs>")?;
+            for p in &pngs {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                writeln!(
+                    body,
+                    "<figure><a href=\"{0}\"><img src=\"{0}\" alt=\"{1}\"></a><figcaption>{1}</figcaption></figure>",
+                    esc(&relative(out, p)),
+                    esc(&name)
+                )?;
+            }
+            writeln!(body, "</div>")?;
+            figures_total += pngs.len();
+        }
+        // provenance
+        let prov = provenance(&plan, results);
+        if prov.records > 0 {
+            let list = |m: &BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("<code>{}</code> ({v})", esc(k))).collect::<Vec<_>>().join(", ");
+            writeln!(
+                body,
+                "<details><summary>Provenance: {} records, {:.0} s of fits in all</summary><ul><li>code versions: {}</li><li>threads and BLAS kernels: {}</li><li>method versions: {}</li><li>data (name, SHA-256 of the content after preprocessing): {}</li></ul></details>",
+                prov.records,
+                prov.fit_seconds,
+                list(&prov.code_versions),
+                list(&prov.threads),
+                prov.method_versions.iter().map(|(m, v)| format!("{} v{v}", esc(m))).collect::<Vec<_>>().join(", "),
+                prov.data.iter().map(|(d, c)| format!("{} <code>{}</code>", esc(d), esc(&c[..c.len().min(16)]))).collect::<Vec<_>>().join(", ")
+            )?;
+        }
+        writeln!(body, "</section>")?;
+        let sc = table_score
+            .map(|s| format!("{}/{}/{} of {} within 1/2/3 points, mean |diff| {:.4}", s.within[0], s.within[1], s.within[2], s.n, s.mad))
+            .unwrap_or_else(|| "no paper values".into());
+        writeln!(
+            overview,
+            "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&id),
+            esc(&plan.spec.title),
+            plan.methods.len(),
+            pngs.len(),
+            sc
+        )?;
+    }
+    let overall = score(&all_rows.iter().map(|(_, r)| r).collect::<Vec<_>>());
+    let machine = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown".into());
+    let html = format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>structdr report</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}}
+table{{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}}
+td,th{{border:1px solid #ccc;padding:.25em .5em;text-align:right}} td:first-child,th:first-child{{text-align:left}}
+th{{background:#f3f3f3}} .ok{{background:#d9f2d9}} .near{{background:#fff3c4}} .far{{background:#f8d0d0}}
+.bad{{color:#a00}} .meta{{color:#666;font-size:90%}} code{{font-size:90%}}
+.figs{{display:flex;flex-wrap:wrap;gap:1em}} figure{{margin:0;max-width:380px}} figure img{{max-width:100%;border:1px solid #ddd}}
+figcaption{{font-size:85%;color:#555}} section{{border-top:2px solid #ddd;margin-top:2em}}
+</style></head><body>
+<h1>structdr report</h1>
+<p class=meta>Generated by <code>structdr report</code> ({version}) on {machine}. Our values beside the papers' (references, never outputs); differences coloured: <span class=ok>&nbsp;within 1 point&nbsp;</span> <span class=near>&nbsp;within 3 points&nbsp;</span> <span class=far>&nbsp;beyond 3 points&nbsp;</span> (1 point = 0.01). Gaps beyond 3 points link to their explanation in <code>docs/parity/</code>.</p>
+<h2>Scorecard</h2>
+<p>All tables: {overall}. {figures_total} figures.</p>
+<table><tr><th>table</th><th>rows</th><th>figures</th><th>agreement with the papers</th></tr>
+{overview}</table>
+{body}
+<script>
+// self-check for headless browsers and the curious: every image must have loaded
+window.addEventListener("load", () => {{
+  const bad = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0));
+  bad.forEach(i => console.error("missing image: " + i.getAttribute("src")));
+  document.body.setAttribute("data-images", bad.length ? "missing " + bad.length : "ok " + document.images.length);
+}});
+</script>
+</body></html>
+"#,
+        version = esc(&crate::store::code_version()),
+        machine = esc(&machine),
+        overall = overall
+            .map(|s| format!("{} of {} cells within 1 point, {} within 2, {} within 3; mean |diff| {:.4}", s.within[0], s.n, s.within[1], s.within[2], s.mad))
+            .unwrap_or_else(|| "no paper values".into()),
+    );
+    let page = out.join("index.html");
+    crate::atomic_write(&page, html.as_bytes())?;
+    Ok(page)
+}
+
+/// One table: rows = methods, columns = data sets; cells "ours (paper, diff)" coloured by |diff|,
+/// then the row's scorecard; a gap beyond 3 points links to the method's parity note.
+fn write_table(body: &mut String, plan: &Plan, rows: &[TableRow], docs: &Path, out: &Path) -> std::fmt::Result {
+    let mut datasets: Vec<&str> = Vec::new();
+    let mut methods: Vec<&str> = Vec::new();
+    for r in rows {
+        if !datasets.contains(&r.dataset.as_str()) {
+            datasets.push(&r.dataset);
+        }
+        if !methods.contains(&r.method.as_str()) {
+            methods.push(&r.method);
+        }
+    }
+    writeln!(
+        body,
+        "<table><tr><th></th>{}<th>within 1 / 2 / 3 points</th><th>mean |diff|</th></tr>",
+        datasets.iter().map(|d| format!("<th>{}</th>", esc(d))).collect::<String>()
+    )?;
+    for m in &methods {
+        let mine: Vec<&TableRow> = rows.iter().filter(|r| r.method == *m).collect();
+        let registry_name = plan.methods.iter().find(|x| x.label == *m).map(|x| x.name.clone()).unwrap_or_default();
+        // the method's parity note: its name, its family's (rpg-tree -> rpg), DRTree's is DDRTree's
+        let base = registry_name.split('-').next().unwrap_or("").to_string();
+        let note_link = [registry_name.clone(), base.clone(), format!("d{base}")]
+            .iter()
+            .map(|n| docs.join("parity").join(format!("{n}.md")))
+            .find(|p| !registry_name.is_empty() && p.is_file())
+            .map(|p| relative(out, &p));
+        write!(body, "<tr><td>{}</td>", esc(m))?;
+        for d in &datasets {
+            let cell = mine.iter().find(|r| r.dataset == *d);
+            match cell {
+                Some(r) if r.ours.is_some() => {
+                    let (class, extra) = match (r.paper, r.diff) {
+                        (Some(p), Some(df)) => {
+                            let class = if df.abs() <= POINTS[0] + 1e-9 {
+                                "ok"
+                            } else if df.abs() <= POINTS[2] + 1e-9 {
+                                "near"
+                            } else {
+                                "far"
+                            };
+                            let link = match (&note_link, class) {
+                                (Some(l), "far") => format!(" <a href=\"{}\" title=\"why: parity note\">why?</a>", esc(l)),
+                                _ => String::new(),
+                            };
+                            (class, format!("<br><small>paper {p:.4}, {df:+.4}</small>{link}"))
+                        }
+                        _ => ("", String::new()),
+                    };
+                    write!(body, "<td class=\"{class}\" title=\"{}\">{:.4}{extra}</td>", esc(&r.params), r.ours.unwrap_or(f64::NAN))?;
+                }
+                Some(r) => write!(body, "<td class=bad>{}</td>", esc(&r.status))?,
+                None => write!(body, "<td>–</td>")?,
+            }
+        }
+        match score(&mine) {
+            Some(s) => writeln!(body, "<td>{} / {} / {} of {}</td><td>{:.4}</td></tr>", s.within[0], s.within[1], s.within[2], s.n, s.mad)?,
+            None => writeln!(body, "<td>–</td><td>–</td></tr>")?,
+        }
+    }
+    writeln!(body, "</table>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_rows_and_scores() {
+        let text = "method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status\n\
+                    SPL,iris,Iris,acc,0.9600,0.9500,0.0100,\"C=1, \"\"q\"\"\",2,150,1,1,0.1,ok\n\
+                    SPL,wine,Wine,acc,0.9000,0.9400,-0.0400,k=3,2,178,1,1,0.1,ok\n\
+                    PCA,iris,Iris,acc,,,,,,150,0,1,,failed\n";
+        let rows = read_table_csv(text).unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].params, "C=1, \"q\"");
+        assert_eq!((rows[2].ours, rows[2].status.as_str()), (None, "failed"));
+        let spl: Vec<&TableRow> = rows.iter().filter(|r| r.method == "SPL").collect();
+        let s = score(&spl).unwrap();
+        assert_eq!((s.n, s.within), (2, [1, 1, 1]));
+        assert!((s.mad - 0.025).abs() < 1e-12);
+        assert!(score(&rows.iter().filter(|r| r.method == "PCA").collect::<Vec<_>>()).is_none());
+        assert_eq!(relative(Path::new("results/report"), Path::new("results/t1/a.png")), "../t1/a.png");
+        assert_eq!(relative(Path::new("results/report"), Path::new("docs/parity/spl.md")), "../../docs/parity/spl.md");
+    }
+}
