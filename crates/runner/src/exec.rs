@@ -122,11 +122,6 @@ pub fn scored_coordinates<'a>(fitted: &'a Fitted, key: &CellKey, data: &Dataset)
     }
 }
 
-/// A cell's parameters as progress lines show them (`k=10 dim=2`).
-fn params_text(key: &CellKey) -> String {
-    key.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-}
-
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
 }
@@ -342,7 +337,7 @@ pub fn run(
             let t0 = Instant::now();
             // long fits say how they are going (iteration, objective, elapsed; at most every 2 s
             // after the first 3 s)
-            let what = format!("{} / {} {}", data[first.dataset].label, plan.methods[first.method].label, params_text(&first.key));
+            let what = format!("{} / {} {}", data[first.dataset].label, plan.methods[first.method].label, first.key.params_string());
             let (p, started) = (progress.clone(), Instant::now());
             let mut last = 0.0f64;
             let fitted = structdr_numerics::progress::observe(

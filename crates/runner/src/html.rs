@@ -5,7 +5,6 @@
 //! it; links are relative, so the folder works offline and inside a clone.
 
 use crate::spec::{self, Plan};
-use crate::store::Record;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -126,12 +125,10 @@ struct Provenance {
 
 fn provenance(plan: &Plan, results: &Path) -> Provenance {
     let mut p = Provenance::default();
-    let dir = plan.output_dir(results).join("records");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return p };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|x| x.extension().is_some_and(|e| e == "json")).collect();
-    paths.sort();
-    for path in paths {
-        let Some(rec) = std::fs::read_to_string(&path).ok().and_then(|t| Record::from_json(&t).ok()) else { continue };
+    // a spec that never ran has no store, and the report creates none
+    let dir = plan.output_dir(results).join(crate::store::RECORDS_DIR);
+    let Some(records) = dir.is_dir().then(|| crate::store::Store::open(&dir).and_then(|s| s.records()).ok()).flatten() else { return p };
+    for rec in records.into_iter().filter_map(|(_, r)| r) {
         p.records += 1;
         *p.code_versions.entry(rec.code_version.clone()).or_default() += 1;
         *p.threads.entry(rec.threads.clone()).or_default() += 1;

@@ -765,9 +765,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         if let Some(command) = &m.command {
             match external_plan(m, command, &spec, &mut errors, &err) {
                 Some(plan) => {
-                    let repeats = if plan.randomised { spec.repeats.clamp(1, MAX_REPEATS) as u128 } else { 1 };
-                    total_cells =
-                        total_cells.saturating_add((plan.cells.len() as u128).saturating_mul(spec.datasets.len().max(1) as u128).saturating_mul(repeats));
+                    total_cells = total_cells.saturating_add(plan_cells(plan.cells.len() as u128, plan.randomised, &spec));
                     if !labels.insert(plan.label.clone()) {
                         errors.push(err(Some(m.name.span()), format!("method label '{}' appears twice; give one a distinct `label`", plan.label)));
                     }
@@ -800,10 +798,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
                 grid_ok = false;
                 continue;
             };
-            let values: Vec<toml::Value> = match value.get_ref() {
-                toml::Value::Array(a) => a.clone(),
-                v => vec![v.clone()],
-            };
+            let values = grid_values(value.get_ref());
             if values.is_empty() {
                 errors.push(err(span, format!("grid for '{name}.{key}' is empty")));
                 grid_ok = false;
@@ -836,8 +831,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         }
         // Count before expanding: a grid is a product, and a mistyped range can ask for millions.
         let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
-        let repeats = if info.randomised { spec.repeats.clamp(1, MAX_REPEATS) as u128 } else { 1 };
-        total_cells = total_cells.saturating_add(n_cells.saturating_mul(spec.datasets.len().max(1) as u128).saturating_mul(repeats));
+        total_cells = total_cells.saturating_add(plan_cells(n_cells, info.randomised, &spec));
         if n_cells > MAX_GRID_CELLS as u128 {
             errors.push(err(
                 Some(m.name.span()),
@@ -849,32 +843,11 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         if !labels.insert(label.clone()) {
             errors.push(err(Some(m.name.span()), format!("method label '{label}' appears twice; give one a distinct `label`")));
         }
-        let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
-        let protocols = merge_protocols(&spec_protocols, &m.protocols);
-        let metric = match &m.select {
-            Some(sel) => {
-                if let Err(e) = check_metric(sel.get_ref(), &protocols) {
-                    errors.push(err(Some(sel.span()), format!("method '{label}': {e}")));
-                }
-                sel.get_ref().clone()
-            }
-            None => spec_metric(&spec),
-        };
+        let (protocols, metric) = row_protocols_and_metric(m, &label, &spec, &mut errors, &err);
         if !grid_ok {
             continue;
         }
-        let mut cells = vec![ParamMap::new()];
-        for (key, values) in &axes {
-            let mut next = Vec::with_capacity(cells.len() * values.len());
-            for c in &cells {
-                for v in values {
-                    let mut c2 = c.clone();
-                    c2.insert(key.clone(), v.clone());
-                    next.push(c2);
-                }
-            }
-            cells = next;
-        }
+        let cells = expand_grid(&axes);
         // Fill defaults (dim = "energy" is kept symbolic until the data set is known).
         let mut resolved = Vec::new();
         for c in cells {
@@ -1042,6 +1015,61 @@ pub fn check_environment(plan: &Plan) -> Result<(), SpecError> {
     }
 }
 
+/// A grid entry's values: the elements of a TOML array, or the one value.
+fn grid_values(v: &toml::Value) -> Vec<toml::Value> {
+    match v {
+        toml::Value::Array(a) => a.clone(),
+        v => vec![v.clone()],
+    }
+}
+
+/// The cartesian product of the grid's axes, in axis order (the last axis varies fastest).
+fn expand_grid(axes: &[(String, Vec<ParamValue>)]) -> Vec<ParamMap> {
+    let mut cells = vec![ParamMap::new()];
+    for (key, values) in axes {
+        let mut next = Vec::with_capacity(cells.len() * values.len());
+        for c in &cells {
+            for v in values {
+                let mut c2 = c.clone();
+                c2.insert(key.clone(), v.clone());
+                next.push(c2);
+            }
+        }
+        cells = next;
+    }
+    cells
+}
+
+/// The cells a method of `n_grid` grid points adds to a plan: one per data set, times the
+/// spec's `repeats` for randomised methods.
+fn plan_cells(n_grid: u128, randomised: bool, spec: &Spec) -> u128 {
+    let repeats = if randomised { spec.repeats.clamp(1, MAX_REPEATS) as u128 } else { 1 };
+    n_grid.saturating_mul(spec.datasets.len().max(1) as u128).saturating_mul(repeats)
+}
+
+/// A row's protocols (the spec's `[evaluation].protocols`, then its own) and the metric it shows
+/// and selects by (its `select`, checked against those protocols, else the spec's).
+fn row_protocols_and_metric(
+    m: &MethodSpec,
+    label: &str,
+    spec: &Spec,
+    errors: &mut Vec<SpecError>,
+    err: &dyn Fn(Option<std::ops::Range<usize>>, String) -> SpecError,
+) -> (Vec<Protocol>, String) {
+    let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
+    let protocols = merge_protocols(&spec_protocols, &m.protocols);
+    let metric = match &m.select {
+        Some(sel) => {
+            if let Err(e) = check_metric(sel.get_ref(), &protocols) {
+                errors.push(err(Some(sel.span()), format!("method '{label}': {e}")));
+            }
+            sel.get_ref().clone()
+        }
+        None => spec_metric(spec),
+    };
+    (protocols, metric)
+}
+
 /// The plan of an external method (`command = [...]`), or `None` with its problems in `errors`:
 /// the program must exist, arguments that look like scripts must be files, the name must not be
 /// a registry method's, grid values become parameters as written (`dim` defaults to the energy
@@ -1073,12 +1101,8 @@ fn external_plan(
     }
     let mut axes: Vec<(String, Vec<ParamValue>)> = Vec::new();
     for (key, value) in &m.grid {
-        let values: Vec<toml::Value> = match value.get_ref() {
-            toml::Value::Array(a) => a.clone(),
-            v => vec![v.clone()],
-        };
         let mut vals = Vec::new();
-        for v in &values {
+        for v in &grid_values(value.get_ref()) {
             match toml_to_param(v) {
                 Some(p) => vals.push(p),
                 None => errors.push(err(Some(value.span()), format!("method '{name}': parameter '{key}' = {v} is not a number, string or boolean"))),
@@ -1097,17 +1121,7 @@ fn external_plan(
         errors.push(err(Some(m.name.span()), format!("method '{name}': the grid has {n_cells} cells, more than the limit of {MAX_GRID_CELLS} per method")));
     }
     let label = m.label.clone().unwrap_or_else(|| name.clone());
-    let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
-    let protocols = merge_protocols(&spec_protocols, &m.protocols);
-    let metric = match &m.select {
-        Some(sel) => {
-            if let Err(e) = check_metric(sel.get_ref(), &protocols) {
-                errors.push(err(Some(sel.span()), format!("method '{label}': {e}")));
-            }
-            sel.get_ref().clone()
-        }
-        None => spec_metric(spec),
-    };
+    let (protocols, metric) = row_protocols_and_metric(m, &label, spec, errors, err);
     let files_sha256 = match crate::external::files_sha256(cmd) {
         Ok(h) => h,
         Err(e) => {
@@ -1118,18 +1132,7 @@ fn external_plan(
     if errors.len() > n_errors {
         return None;
     }
-    let mut cells = vec![ParamMap::new()];
-    for (key, values) in &axes {
-        cells = cells
-            .iter()
-            .flat_map(|c| values.iter().map(move |v| (c, v)))
-            .map(|(c, v)| {
-                let mut c2 = c.clone();
-                c2.insert(key.clone(), v.clone());
-                c2
-            })
-            .collect();
-    }
+    let cells = expand_grid(&axes);
     let external = crate::external::ExternalKey { command: cmd.clone(), files_sha256, output, needs_labels: m.needs_labels.unwrap_or(false), timeout_s };
     Some(MethodPlan {
         name: name.clone(),

@@ -89,6 +89,11 @@ struct UnversionedKey<'a> {
 pub const SCHEMA: u32 = 1;
 
 impl CellKey {
+    /// The resolved parameters as `key=value` pairs in key order, e.g. `C=inf lambda=0.1`.
+    pub fn params_string(&self) -> String {
+        self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+
     /// Hex SHA-256 of the canonical JSON form (BTreeMaps keep keys sorted).
     pub fn hash(&self) -> String {
         let canonical = serde_json::to_string(self).expect("CellKey serialises");
@@ -182,7 +187,7 @@ pub struct Record {
 impl Record {
     /// The cell's resolved parameters as `key=value` pairs in key order, e.g. `C=inf lambda=0.1`.
     pub fn params_string(&self) -> String {
-        self.key.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        self.key.params_string()
     }
 }
 
@@ -369,12 +374,7 @@ impl Store {
     /// counts per method, in method-name order. Unreadable files are left alone and counted as kept.
     pub fn prune(&self, current: impl Fn(&str) -> Option<u32>, dry_run: bool) -> std::io::Result<BTreeMap<String, (usize, usize)>> {
         let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-        for entry in std::fs::read_dir(&self.dir)? {
-            let path = entry?.path();
-            if path.extension().is_none_or(|x| x != "json") {
-                continue;
-            }
-            let rec: Option<Record> = std::fs::read_to_string(&path).ok().and_then(|t| Record::from_json(&t).ok());
+        for (path, rec) in self.records()? {
             let Some(rec) = rec else {
                 counts.entry("(unreadable)".into()).or_default().0 += 1;
                 continue;
@@ -390,6 +390,20 @@ impl Store {
             }
         }
         Ok(counts)
+    }
+
+    /// Every record file of the store in file-name order, with its record (`None` where the
+    /// file does not parse).
+    pub fn records(&self) -> std::io::Result<Vec<(PathBuf, Option<Record>)>> {
+        let mut paths = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|x| x == "json") {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        Ok(paths.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).ok().and_then(|t| Record::from_json(&t).ok()))).collect())
     }
 
     /// Directory of the store.
