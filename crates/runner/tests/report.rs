@@ -68,6 +68,9 @@ rows = { PCA = [0.995, 0.5] }
     let ours = out.best.iter().map(|b| b.score().unwrap()).collect::<Vec<_>>();
     let page = structdr::html::write_report(std::slice::from_ref(&spec), &results, &root.join("docs"), &results.join("report")).unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
+    // rebuilt from the same records, the report is the same bytes
+    structdr::html::write_report(std::slice::from_ref(&spec), &results, &root.join("docs"), &results.join("report")).unwrap();
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), html);
     // ours beside the paper's with the difference, coloured; the 0.5 gap links to the parity note
     assert!(html.contains(&format!("{:.4}", ours[1])) && html.contains("paper 0.5000"), "{html}");
     assert!(html.contains("class=\"far\"") && html.contains("../../docs/parity/pca.md"), "gap beyond 3 points links its note");
