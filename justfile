@@ -53,15 +53,15 @@ table3 *ARGS: build
 fsl-scaling *ARGS: build
     {{bin}} run experiments/fsl_scaling.toml {{ARGS}}
 
-# Principal graphs on the synthetic sets and the convergence curve (004 Fig. 3, 5).
+# Principal graphs on the synthetic sets and the convergence curve (RPG paper Fig. 3, 5).
 figures-rpg: build
     {{bin}} run experiments/rpg_principal_graphs.toml
 
-# DDRTree on one COIL20 object and on all 20, with adjacency matrices (000 Fig. 4 / 004 Fig. 6).
+# DDRTree on one COIL20 object and on all 20, with adjacency matrices (SPL paper Fig. 4 / RPG paper Fig. 6).
 figures-ddrtree: build
     {{bin}} run experiments/ddrtree_coil20.toml
 
-# Landmark principal trees of PenDigits and Fashion-MNIST (004 Fig. 10).
+# Landmark principal trees of PenDigits and Fashion-MNIST (RPG paper Fig. 10).
 figures-landmark: build
     {{bin}} run experiments/landmark_trees.toml
 
@@ -72,24 +72,24 @@ mpme-scale: build
 # Every figure of the tree issue.
 figures-trees: figures-rpg figures-ddrtree figures-landmark
 
-# MPME on the distorted S over C and lambda: embeddings and learned W with nz (002 Fig. 2, 3).
+# MPME on the distorted S over C and lambda: embeddings and learned W with nz (MPME paper Fig. 2, 3).
 figures-mpme: build
     {{bin}} run experiments/mpme_sensitivity.toml
 
-# SPL on the distorted S over gamma and C: embeddings and learned S with nz (000 Fig. 1).
+# SPL on the distorted S over gamma and C: embeddings and learned S with nz (SPL paper Fig. 1).
 figures-spl: build
     {{bin}} run experiments/spl_sensitivity.toml
 
-# ESL on Y-and-b over lambda x perplexity (001 Fig. 4) and on COIL20, components vs objects (001 Fig. 7; minutes).
+# ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4) and on COIL20, components vs objects (ESL paper Fig. 7; minutes).
 figures-esl: build
     {{bin}} run experiments/esl_yandb.toml
     {{bin}} run experiments/esl_coil20.toml
 
-# FSL on two moons + 1000 noise features: theta per feature, selected features, W (001 Fig. 9).
+# FSL on two moons + 1000 noise features: theta per feature, selected features, W (ESL paper Fig. 9).
 figures-fsl: build
     {{bin}} run experiments/fsl_two_moons.toml
 
-# SPL and ESL on USPS digit 1 (000 Fig. 3, 001 Fig. 5).
+# SPL and ESL on USPS digit 1 (SPL paper Fig. 3, ESL paper Fig. 5).
 figures-usps1: build
     {{bin}} run experiments/usps1.toml
 

@@ -4,6 +4,7 @@
 //! outside the cache and a re-run draws from cached fits.
 
 pub mod render;
+pub mod text;
 
 use crate::data::Prepared;
 use crate::exec;
@@ -46,6 +47,7 @@ pub fn draw_best_embeddings(
                 edges: vec![],
                 centres: vec![],
                 colouring,
+                axes: ("coordinate 1".into(), "coordinate 2".into()),
             });
         }
         if panels.is_empty() {
@@ -70,24 +72,38 @@ pub fn draw_best_embeddings(
     Ok(figures)
 }
 
+/// Points of a plane and the labels of its two axes.
+type Plane = (Vec<(f64, f64)>, Vec<(f64, f64)>, (String, String));
+
 /// The first two coordinates of `base` and `extra` on a common plane: as they are when there are
-/// at most two columns, else projected on the top-2 principal axes of `base`.
-fn plane(base: &ndarray::Array2<f64>, extra: Option<&ndarray::Array2<f64>>) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+/// at most two columns, else projected on the top-2 principal axes of `base`. `what` names
+/// `base` on the axes ("coordinate 1", or "principal axis 1 of the data").
+fn plane(base: &ndarray::Array2<f64>, extra: Option<&ndarray::Array2<f64>>, what: (&str, &str)) -> Plane {
     let to_pts = |m: &ndarray::Array2<f64>| (0..m.nrows()).map(|i| (m[[i, 0]], if m.ncols() > 1 { m[[i, 1]] } else { 0.0 })).collect::<Vec<_>>();
+    let (short, long) = what;
+    // a one-letter name takes subscripts (x₁, x₂), a word a number (coordinate 1)
+    let as_is = || if short.chars().count() == 1 { (format!("{short}₁"), format!("{short}₂")) } else { (format!("{short} 1"), format!("{short} 2")) };
     if base.ncols() <= 2 {
-        return (to_pts(base), extra.map(to_pts).unwrap_or_default());
+        return (to_pts(base), extra.map(to_pts).unwrap_or_default(), as_is());
     }
     match structdr_linalg::Pca::fit(base.view()) {
-        Ok(p) => (to_pts(&p.transform(base.view(), 2)), extra.map(|e| to_pts(&p.transform(e.view(), 2))).unwrap_or_default()),
-        Err(_) => (to_pts(base), extra.map(to_pts).unwrap_or_default()),
+        Ok(p) => (
+            to_pts(&p.transform(base.view(), 2)),
+            extra.map(|e| to_pts(&p.transform(e.view(), 2))).unwrap_or_default(),
+            (format!("principal axis 1 of {long}"), format!("principal axis 2 of {long}")),
+        ),
+        Err(_) => (to_pts(base), extra.map(to_pts).unwrap_or_default(), as_is()),
     }
 }
+
+/// Legend name of the manifold coordinate of synthetic sets.
+const MANIFOLD: &str = "position along the manifold";
 
 /// The default colouring of a data set's points: its labels, else its manifold coordinate.
 fn auto_colouring(data: &structdr_datasets::Dataset) -> render::Colouring {
     match (&data.labels, &data.t) {
-        (Some(l), _) => render::Colouring::Labels(l.clone()),
-        (None, Some(t)) => render::Colouring::Continuous(t.clone()),
+        (Some(l), _) => render::Colouring::Labels { values: l.clone(), name: "class".into() },
+        (None, Some(t)) => render::Colouring::Continuous { values: t.clone(), name: MANIFOLD.into() },
         _ => render::Colouring::None,
     }
 }
@@ -97,16 +113,20 @@ fn colouring_of(by: spec::ColourBy, data: &structdr_datasets::Dataset, fit: &str
     use spec::ColourBy;
     Ok(match by {
         ColourBy::Auto => auto_colouring(data),
-        ColourBy::Label => render::Colouring::Labels(data.labels.clone().ok_or("colour = \"label\": the data set has no labels")?),
-        ColourBy::Manifold => {
-            render::Colouring::Continuous(data.t.clone().ok_or("colour = \"manifold\": the data set has no manifold coordinate (synthetic sets only)")?)
+        ColourBy::Label => {
+            render::Colouring::Labels { values: data.labels.clone().ok_or("colour = \"label\": the data set has no labels")?, name: "class".into() }
         }
-        ColourBy::Components => render::Colouring::Labels(
-            fit.components.as_ref().ok_or("colour = \"components\": the method returns no connected components")?.iter().map(|&c| c as i64).collect(),
-        ),
+        ColourBy::Manifold => render::Colouring::Continuous {
+            values: data.t.clone().ok_or("colour = \"manifold\": the data set has no manifold coordinate (synthetic sets only)")?,
+            name: MANIFOLD.into(),
+        },
+        ColourBy::Components => render::Colouring::Labels {
+            values: fit.components.as_ref().ok_or("colour = \"components\": the method returns no connected components")?.iter().map(|&c| c as i64).collect(),
+            name: "learned component".into(),
+        },
         ColourBy::Pc1 => {
             let pca = structdr_linalg::Pca::fit(data.x.view()).map_err(|e| format!("colour = \"pc1\": PCA of the data: {e}"))?;
-            render::Colouring::Continuous(pca.transform(data.x.view(), 1).column(0).to_vec())
+            render::Colouring::Continuous { values: pca.transform(data.x.view(), 1).column(0).to_vec(), name: "first principal component of the data".into() }
         }
     })
 }
@@ -272,11 +292,13 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                     } else {
                         vec![]
                     };
-                    let (mut points, centres) = match (f.centres(), def.kind) {
+                    const DATA: (&str, &str) = ("x", "the data");
+                    const EMBEDDING: (&str, &str) = ("coordinate", "the embedding");
+                    let (mut points, centres, axes) = match (f.centres(), def.kind) {
                         // Centres in the input space are drawn over the data, latent ones over the embedding.
-                        (Some(c), FigureKind::Graph) if c.ncols() == data.x.ncols() => plane(&data.x, Some(c)),
-                        (Some(c), FigureKind::Graph) => plane(&coords, Some(c)),
-                        _ => plane(&coords, None),
+                        (Some(c), FigureKind::Graph) if c.ncols() == data.x.ncols() => plane(&data.x, Some(c), DATA),
+                        (Some(c), FigureKind::Graph) => plane(&coords, Some(c), EMBEDDING),
+                        _ => plane(&coords, None, EMBEDDING),
                     };
                     if def.separate_components {
                         let comps = f.components.as_ref().ok_or_else(|| fail("separate_components: the method returns no connected components".into()))?;
@@ -290,7 +312,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                         result = format!("{k} component{}", if k == 1 { "" } else { "s" });
                     }
                     let title = if result.is_empty() { p.title.clone() } else { format!("{}: {result}", p.title) };
-                    scatter.push(render::Panel { title, points, edges, centres, colouring });
+                    scatter.push(render::Panel { title, points, edges, centres, colouring, axes });
                 }
                 FigureKind::Convergence => {
                     let points = f.trace.history.iter().enumerate().map(|(i, &v)| ((i + 1) as f64, v)).collect();
@@ -307,6 +329,12 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                     let n = f.centres().map(|c| c.nrows()).unwrap_or(coords.nrows());
                     let edges: Vec<(usize, usize)> = drawn.as_ref().map(|g| g.edges.iter().map(|&(i, j, _)| (i, j)).collect()).unwrap_or_default();
                     // position of every vertex in the drawn order (stable sorts)
+                    let axis = match def.order {
+                        VertexOrder::Sample => "vertex (as numbered)",
+                        VertexOrder::Manifold => "vertex (along the manifold)",
+                        VertexOrder::Label => "vertex (by label)",
+                        VertexOrder::Component => "vertex (by component)",
+                    };
                     let key: Option<Vec<f64>> = match def.order {
                         VertexOrder::Sample => None,
                         VertexOrder::Manifold => {
@@ -345,7 +373,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                         }
                     };
                     result = nonzeros(n, edges.len());
-                    heat.push(render::HeatmapPanel::adjacency(format!("{}: {result}", p.title), n, &edges));
+                    heat.push(render::HeatmapPanel::adjacency(format!("{}: {result}", p.title), n, &edges, axis));
                 }
                 FigureKind::Weights => {
                     let w = &f.feature_scores().ok_or_else(|| fail("kind = \"weights\": the method returns no feature weights".into()))?.weights;
@@ -380,7 +408,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                         rows: k,
                         cols: u.len(),
                         cells,
-                        x_label: "label (sorted)".into(),
+                        x_label: "label (sorted); shade: share of the component".into(),
                         y_label: "component".into(),
                     });
                     // the table itself, for the summary
