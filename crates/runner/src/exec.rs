@@ -128,12 +128,13 @@ fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 
 /// Evaluates an embedding under `protocols`; `components` are the fit's (for `loocv_components`),
 /// `data` the preprocessed samples the embedding was made from (for `neighbourhood`), `ev` the
-/// spec's `[evaluation]` (k-means restarts, neighbourhood size).
+/// spec's `[evaluation]` (k-means restarts, neighbourhood size). Without `labels`, the protocols
+/// that need them ([`Protocol::needs_labels`]) are skipped: the caller says so in the record.
 pub fn evaluate(
     embedding: &Array2<f64>,
     components: Option<&[usize]>,
     data: ArrayView2<f64>,
-    labels: &[i64],
+    labels: Option<&[i64]>,
     protocols: &[Protocol],
     ev: &Evaluation,
     seed: u64,
@@ -141,6 +142,11 @@ pub fn evaluate(
     let restarts = ev.restarts;
     let mut metrics = BTreeMap::new();
     for p in protocols {
+        let labels = match labels {
+            Some(l) => l,
+            None if p.needs_labels() => continue,
+            None => &[],
+        };
         match p {
             Protocol::Neighbourhood => {
                 let s = structdr_eval::neighbourhood_preservation(data, embedding.view(), ev.neighbourhood_k).map_err(|e| e.to_string())?;
@@ -216,15 +222,21 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
         return base(Status::Degenerate, Some(why), BTreeMap::new(), 0.0, Some(fitted), y.ncols());
     }
     let t1 = Instant::now();
-    let metrics = match (&data.data.labels, &plan.spec.evaluation) {
-        (Some(labels), Some(ev)) => {
-            evaluate(&y, fitted.components.as_deref(), data.data.x.view(), labels, &plan.methods[cell.method].protocols, ev, cell_seed(&cell.key))
-        }
-        _ => Ok(BTreeMap::new()),
+    let protocols = &plan.methods[cell.method].protocols;
+    let metrics = match &plan.spec.evaluation {
+        Some(ev) => evaluate(&y, fitted.components.as_deref(), data.data.x.view(), data.data.labels.as_deref(), protocols, ev, cell_seed(&cell.key)),
+        None => Ok(BTreeMap::new()),
     };
     let eval_seconds = t1.elapsed().as_secs_f64();
     match metrics {
-        Ok(m) => base(Status::Ok, None, m, eval_seconds, Some(fitted), y.ncols()),
+        Ok(m) => {
+            let mut r = base(Status::Ok, None, m, eval_seconds, Some(fitted), y.ncols());
+            let unscored: Vec<&str> = protocols.iter().filter(|p| data.data.labels.is_none() && p.needs_labels()).map(|p| p.name()).collect();
+            if !unscored.is_empty() {
+                r.notes.push(format!("not scored: {} (the data set has no labels)", unscored.join(", ")));
+            }
+            r
+        }
         Err(e) => base(Status::Failed, Some(format!("evaluation: {e}")), BTreeMap::new(), eval_seconds, Some(fitted), y.ncols()),
     }
 }

@@ -49,6 +49,24 @@ pub struct RunOutput {
     pub prepared: Vec<data::Prepared>,
 }
 
+/// A data set without labels can only be scored by label-free protocols (`neighbourhood`): when
+/// none of the spec's rows has one, nothing could be scored on it, which is an error rather than a
+/// table of dashes.
+fn check_labels(plan: &spec::Plan, prepared: &[data::Prepared]) -> anyhow::Result<()> {
+    let label_free = plan.methods.iter().any(|m| m.protocols.iter().any(|p| !p.needs_labels()));
+    let scored = plan.spec.evaluation.as_ref().is_some_and(|e| !e.protocols.is_empty()) || plan.methods.iter().any(|m| !m.protocols.is_empty());
+    let unlabelled: Vec<&str> = prepared.iter().filter(|p| p.data.labels.is_none()).map(|p| p.label.as_str()).collect();
+    if scored && !label_free && !plan.methods.is_empty() && !unlabelled.is_empty() {
+        anyhow::bail!(
+            "data set{} {} ha{} no labels, and every protocol of the spec needs them; give the labels ([[dataset]] labels = \"y.csv\" or label_column = N) or score without them: [evaluation] protocols = [\"neighbourhood\"] (trustworthiness, continuity, k-NN preservation)",
+            if unlabelled.len() == 1 { "" } else { "s" },
+            unlabelled.join(", "),
+            if unlabelled.len() == 1 { "s" } else { "ve" }
+        );
+    }
+    Ok(())
+}
+
 /// Runs a validated plan end to end: data, cells (cached ones reused), tables and figures.
 pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<RunOutput> {
     spec::check_environment(plan).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -58,6 +76,7 @@ pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<Ru
         eprintln!("spec {} ({}): {} data sets x {} methods", plan.spec.id, plan.path.display(), plan.spec.datasets.len(), plan.methods.len());
     }
     let prepared = data::prepare(plan, opts.quiet)?;
+    check_labels(plan, &prepared)?;
     // The fit cache: figures draw from it; when the spec draws the best cells' embeddings, the
     // cells keep their fits there as they run.
     let fits = store::FitStore::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the fit cache in {}: {e}", out_dir.display()))?;

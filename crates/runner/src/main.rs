@@ -189,6 +189,19 @@ enum EvalCommand {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Trustworthiness, continuity (Venna & Kaski 2001) and k-NN preservation of an embedding
+    /// against the data it was made from; needs no labels. Prints one JSON object.
+    Neighbourhood {
+        /// The embedding (N x d; .npy, .csv, .tsv, .txt).
+        #[arg(long)]
+        input: PathBuf,
+        /// The data the embedding was made from (N x D, same rows in the same order).
+        #[arg(long)]
+        data: PathBuf,
+        /// Neighbourhood size k (1 <= k < N / 2).
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+    },
 }
 
 #[derive(Subcommand)]
@@ -605,6 +618,15 @@ fn eval(e: EvalCommand) -> Result<()> {
                     "acc_mean": r.acc_mean, "acc_std": r.acc_std, "nmi_mean": r.nmi_mean, "nmi_std": r.nmi_std,
                     "acc_best_sse": r.acc_best_sse, "nmi_best_sse": r.nmi_best_sse, "k": k, "restarts": restarts, "seed": seed
                 })
+            );
+        }
+        EvalCommand::Neighbourhood { input, data, k } => {
+            let y = read_matrix(&input)?;
+            let x = read_matrix(&data)?;
+            let s = structdr_eval::neighbourhood_preservation(x.view(), y.view(), k)?;
+            println!(
+                "{}",
+                serde_json::json!({ "trustworthiness": s.trustworthiness, "continuity": s.continuity, "knn_preservation": s.knn_preservation, "k": k })
             );
         }
     }

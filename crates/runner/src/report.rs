@@ -316,8 +316,23 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             }
         };
     }
-    let notes: Vec<String> =
+    let mut notes: Vec<String> =
         data.iter().filter_map(|p| p.data.note.as_ref().map(|n| format!("- {}{}: {}", p.label, if is_stand_in(p) { "*" } else { "" }, n))).collect();
+    // Unlabelled sets: which metrics their cells lack, so a dash is not read as "not computed".
+    let label_metrics: Vec<&str> = {
+        let mut v: Vec<&str> =
+            plan.methods.iter().flat_map(|m| m.protocols.iter().filter(|p| p.needs_labels()).flat_map(|p| p.metrics().iter().copied())).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    if !label_metrics.is_empty() {
+        notes.extend(
+            data.iter()
+                .filter(|p| p.data.labels.is_none())
+                .map(|p| format!("- {}: no labels: {} not scored on it (shown as –); label-free metrics are", p.label, label_metrics.join(", "))),
+        );
+    }
     if !notes.is_empty() {
         writeln!(md, "\n## Data notes\n\n\\* marks a stand-in for the paper's data set.\n\n{}", notes.join("\n")).ok();
     }

@@ -150,6 +150,11 @@ impl Protocol {
             Protocol::Neighbourhood => "neighbourhood",
         }
     }
+    /// Whether the protocol scores against class labels (all but `neighbourhood`): on a data set
+    /// without labels it is not scored, and the record says so.
+    pub fn needs_labels(self) -> bool {
+        !matches!(self, Protocol::Neighbourhood)
+    }
     /// The metrics a record of this protocol holds.
     pub fn metrics(self) -> &'static [&'static str] {
         match self {
@@ -556,10 +561,10 @@ impl Plan {
 
 fn spec_metric(spec: &Spec) -> String {
     let Some(ev) = &spec.evaluation else { return "loocv_1nn_accuracy".into() };
-    ev.select.clone().unwrap_or_else(|| match ev.protocols.first() {
-        Some(Protocol::Kmeans) => "acc_mean".into(),
-        _ => "loocv_1nn_accuracy".into(),
-    })
+    // the first protocol's headline metric (k-means: its mean ACC)
+    ev.select
+        .clone()
+        .unwrap_or_else(|| ev.protocols.first().map_or("loocv_1nn_accuracy", |p| if *p == Protocol::Kmeans { "acc_mean" } else { p.metrics()[0] }).into())
 }
 
 /// `protocols` followed by `extra`, each once.

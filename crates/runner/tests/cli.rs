@@ -328,3 +328,46 @@ fn a_project_registry_adds_named_sets_and_generated_sets_export() {
     let y: Array1<i64> = ndarray_npy::read_npy(exp.join("y.npy")).unwrap();
     assert_eq!((x.dim(), y.len(), exp.join("t.npy").is_file()), ((50, 2), 50, true));
 }
+
+/// `eval neighbourhood` needs no labels and prints scikit-learn's trustworthiness (and our
+/// continuity and k-NN preservation) for the fixture the eval crate is checked on.
+#[test]
+fn eval_neighbourhood_matches_the_sklearn_fixture() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/tests/fixtures/trustworthiness_sklearn.json")).unwrap(),
+    )
+    .unwrap();
+    let case = &fixture["cases"][0];
+    let matrix = |v: &serde_json::Value| {
+        let rows: Vec<Vec<f64>> = v.as_array().unwrap().iter().map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()).collect();
+        Array2::from_shape_fn((rows.len(), rows[0].len()), |(i, j)| rows[i][j])
+    };
+    ndarray_npy::write_npy(dir.path().join("x.npy"), &matrix(&case["x"])).unwrap();
+    ndarray_npy::write_npy(dir.path().join("y.npy"), &matrix(&case["y"])).unwrap();
+    let score = &case["scores"][2];
+    let json = ok(bin()
+        .args(["eval", "neighbourhood", "--k", &score["k"].to_string(), "--input"])
+        .arg(dir.path().join("y.npy"))
+        .arg("--data")
+        .arg(dir.path().join("x.npy"))
+        .output()
+        .unwrap());
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    for key in ["trustworthiness", "continuity", "knn_preservation"] {
+        let (ours, theirs) = (v[key].as_f64().unwrap(), score[key].as_f64().unwrap());
+        assert!((ours - theirs).abs() < 1e-12, "{key}: ours {ours}, sklearn {theirs}");
+    }
+    // rows that do not match, and k too large, are errors with the reason
+    ndarray_npy::write_npy(dir.path().join("short.npy"), &Array2::<f64>::zeros((10, 2))).unwrap();
+    let out = bin().args(["eval", "neighbourhood", "--input"]).arg(dir.path().join("short.npy")).arg("--data").arg(dir.path().join("x.npy")).output().unwrap();
+    assert!(!out.status.success());
+    let out = bin()
+        .args(["eval", "neighbourhood", "--k", "60", "--input"])
+        .arg(dir.path().join("y.npy"))
+        .arg("--data")
+        .arg(dir.path().join("x.npy"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("k = 60"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -995,3 +995,45 @@ fn a_rerun_that_computes_nothing_rewrites_every_output_byte_for_byte() {
         assert!(a == b, "{} changed on a re-run that computed nothing", p.display());
     }
 }
+
+/// A file without labels: label-free protocols are scored, label protocols are not and the record
+/// and the table say so; a spec with only label protocols is refused before any cell runs.
+#[test]
+fn a_file_without_labels_is_scored_by_label_free_protocols_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::new();
+    for i in 0..60 {
+        let t = i as f64 * 0.21;
+        csv.push_str(&format!("{},{},{}\n", t.cos() * (1.0 + 0.1 * t), t.sin(), 0.05 * t));
+    }
+    let data = dir.path().join("unlabelled.csv");
+    std::fs::write(&data, &csv).unwrap();
+    let text = |protocols: &str| {
+        format!(
+            "id = \"u\"\ntitle = \"no labels\"\nseed = 1\n[evaluation]\nprotocols = {protocols}\n[[dataset]]\npath = \"{}\"\n[[method]]\nname = \"pca\"\ngrid = {{ dim = 2 }}\n",
+            data.display()
+        )
+    };
+    // only label protocols: refused, naming the data set and the way out
+    let only_labels = plan_in(dir.path(), &text(r#"["loocv", "kmeans"]"#));
+    let Err(e) = structdr::run_spec(&only_labels, &opts(dir.path().join("a"))) else { panic!("a spec with only label protocols ran on unlabelled data") };
+    let e = e.to_string();
+    assert!(e.contains("unlabelled has no labels") && e.contains("neighbourhood"), "{e}");
+    assert!(!dir.path().join("a/u/records").exists() || std::fs::read_dir(dir.path().join("a/u/records")).unwrap().next().is_none());
+    // with neighbourhood: trustworthiness is scored, LOOCV is not, and both say so
+    let plan = plan_in(dir.path(), &text(r#"["loocv", "neighbourhood"]"#));
+    let out = structdr::run_spec(&plan, &opts(dir.path().join("b"))).unwrap();
+    assert_eq!((out.summary.total, out.summary.failed), (1, 0));
+    let rec = out.results[0].1.as_ref().unwrap();
+    assert!(rec.metrics["trustworthiness"] > 0.5 && rec.metrics["trustworthiness"] <= 1.0, "{:?}", rec.metrics);
+    assert!(!rec.metrics.contains_key("loocv_1nn_accuracy"));
+    assert!(rec.notes.iter().any(|n| n == "not scored: loocv (the data set has no labels)"), "{:?}", rec.notes);
+    let md = std::fs::read_to_string(&out.tables.as_ref().unwrap().md).unwrap();
+    assert!(md.contains("- unlabelled: no labels: loocv_1nn_accuracy not scored on it"), "{md}");
+    // neighbourhood alone: the table's metric is trustworthiness, with a value
+    let plan = plan_in(dir.path(), &text(r#"["neighbourhood"]"#));
+    assert_eq!(plan.select_metric(), "trustworthiness");
+    let out = structdr::run_spec(&plan, &opts(dir.path().join("c"))).unwrap();
+    let md = std::fs::read_to_string(&out.tables.as_ref().unwrap().md).unwrap();
+    assert!(md.contains(&format!("| **pca** | {:.4} |", out.results[0].1.as_ref().unwrap().metrics["trustworthiness"])), "{md}");
+}
