@@ -29,6 +29,10 @@ pub struct TableRow {
     pub params: String,
     /// `ok`, `failed` or `missing`.
     pub status: String,
+    /// Standard deviation of our value over the seeds (tables of specs with `repeats`).
+    pub sd: Option<f64>,
+    /// Seeds our value is the mean of (tables of specs with `repeats`).
+    pub repeats: Option<usize>,
 }
 
 /// Splits one CSV line with double-quoted fields (`""` inside quotes is a quote).
@@ -56,13 +60,25 @@ pub fn read_table_csv(text: &str) -> Result<Vec<TableRow>, String> {
     let header = csv_fields(lines.next().ok_or("empty table CSV")?);
     let col = |name: &str| header.iter().position(|h| h == name).ok_or_else(|| format!("table CSV has no column '{name}'"));
     let (m, d, o, p, df, pa, st) = (col("method")?, col("dataset")?, col("ours")?, col("paper")?, col("diff")?, col("params")?, col("status")?);
+    // present only when the spec repeats its randomised cells
+    let (sd, reps) = (col("sd").ok(), col("repeats").ok());
     let num = |s: &str| s.trim().parse::<f64>().ok();
     Ok(lines
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let f = csv_fields(l);
             let get = |i: usize| f.get(i).cloned().unwrap_or_default();
-            TableRow { method: get(m), dataset: get(d), ours: num(&get(o)), paper: num(&get(p)), diff: num(&get(df)), params: get(pa), status: get(st) }
+            TableRow {
+                method: get(m),
+                dataset: get(d),
+                ours: num(&get(o)),
+                paper: num(&get(p)),
+                diff: num(&get(df)),
+                params: get(pa),
+                status: get(st),
+                sd: sd.and_then(|i| num(&get(i))),
+                repeats: reps.and_then(|i| get(i).trim().parse().ok()),
+            }
         })
         .collect())
 }
@@ -325,7 +341,11 @@ fn write_table(body: &mut String, plan: &Plan, rows: &[TableRow], docs: &Path, o
                         }
                         _ => ("", String::new()),
                     };
-                    write!(body, "<td class=\"{class}\" title=\"{}\">{:.4}{extra}</td>", esc(&r.params), r.ours.unwrap_or(f64::NAN))?;
+                    let spread = match (r.sd, r.repeats) {
+                        (Some(sd), Some(n)) if n > 1 => format!(" ± {sd:.4}<br><small>mean of {n} seeds</small>"),
+                        _ => String::new(),
+                    };
+                    write!(body, "<td class=\"{class}\" title=\"{}\">{:.4}{spread}{extra}</td>", esc(&r.params), r.ours.unwrap_or(f64::NAN))?;
                 }
                 Some(r) => write!(body, "<td class=bad>{}</td>", esc(&r.status))?,
                 None => write!(body, "<td>–</td>")?,
@@ -342,6 +362,27 @@ fn write_table(body: &mut String, plan: &Plan, rows: &[TableRow], docs: &Path, o
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tables of specs with `repeats` carry `sd` and `repeats`; the report shows "mean ± sd".
+    #[test]
+    fn csv_rows_with_seeds() {
+        let text = "method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status,sd,repeats\n\
+                    rproj,roll,,acc,0.806000,,,dim=2,2,400,1,1,0.000,ok,0.136100,5\n\
+                    pca,roll,,acc,0.902500,,,dim=2,2,400,1,1,0.000,ok,,1\n";
+        let rows = read_table_csv(text).unwrap();
+        assert_eq!((rows[0].sd, rows[0].repeats), (Some(0.1361), Some(5)));
+        assert_eq!((rows[1].sd, rows[1].repeats), (None, Some(1)));
+        let plan = crate::spec::parse(
+            "id = \"t\"\ntitle = \"t\"\nseed = 1\n[evaluation]\nprotocols = [\"loocv\"]\n[[dataset]]\nname = \"iris\"\n[[method]]\nname = \"pca\"\n",
+            "t.toml",
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let mut body = String::new();
+        write_table(&mut body, &plan, &rows, Path::new("docs"), Path::new("results/report")).unwrap();
+        assert!(body.contains("0.8060 ± 0.1361<br><small>mean of 5 seeds</small>"), "{body}");
+        assert!(body.contains(">0.9025</td>"), "{body}");
+    }
 
     #[test]
     fn csv_rows_and_scores() {
