@@ -207,6 +207,7 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
         notes: f.map(|f| f.notes.clone()).unwrap_or_default(),
         code_version: code_version(),
         threads: threads.to_string(),
+        machine: Some(crate::store::machine()),
         finished_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
     };
     let fitted = match fitted {

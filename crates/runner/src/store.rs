@@ -180,6 +180,10 @@ pub struct Record {
     /// Thread layout and OpenBLAS kernel set the timings were taken under, e.g.
     /// "rayon=2 blas=1 openblas=SkylakeX".
     pub threads: String,
+    /// The machine the record was computed on ([`machine`]: CPU model and logical CPUs); absent
+    /// in records written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
     /// Seconds since the Unix epoch when the record was written.
     pub finished_at: u64,
 }
@@ -619,6 +623,28 @@ pub fn code_version() -> String {
     format!("{}+{}", env!("CARGO_PKG_VERSION"), option_env!("STRUCTDR_GIT_HASH").unwrap_or("unknown"))
 }
 
+/// The machine a record is computed on: the CPU model (Linux `/proc/cpuinfo` `model name`, else
+/// the architecture) and the logical CPUs the process may use, e.g. "Intel(R) Xeon(R) Platinum
+/// 8488C, 2 logical CPUs". Timings are only comparable between records of one machine.
+pub fn machine() -> String {
+    static MACHINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MACHINE
+        .get_or_init(|| {
+            let model = std::fs::read_to_string("/proc/cpuinfo")
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with("model name"))
+                        .and_then(|l| l.split_once(':'))
+                        .map(|(_, m)| m.split_whitespace().collect::<Vec<_>>().join(" "))
+                })
+                .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+            let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+            format!("{model}, {cpus} logical CPU{}", if cpus == 1 { "" } else { "s" })
+        })
+        .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -666,6 +692,7 @@ mod tests {
             notes: vec![],
             code_version: code_version(),
             threads: "t".into(),
+            machine: Some(machine()),
             finished_at: 0,
         }
     }

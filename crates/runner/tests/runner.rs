@@ -1027,6 +1027,8 @@ fn a_file_without_labels_is_scored_by_label_free_protocols_only() {
     let rec = out.results[0].1.as_ref().unwrap();
     assert!(rec.metrics["trustworthiness"] > 0.5 && rec.metrics["trustworthiness"] <= 1.0, "{:?}", rec.metrics);
     assert!(!rec.metrics.contains_key("loocv_1nn_accuracy"));
+    // every new record names the machine it was computed on
+    assert!(rec.machine.as_deref().is_some_and(|m| m.contains("logical CPU")), "{:?}", rec.machine);
     assert!(rec.notes.iter().any(|n| n == "not scored: loocv (the data set has no labels)"), "{:?}", rec.notes);
     let md = std::fs::read_to_string(&out.tables.as_ref().unwrap().md).unwrap();
     assert!(md.contains("- unlabelled: no labels: loocv_1nn_accuracy not scored on it"), "{md}");
