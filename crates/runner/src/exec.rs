@@ -255,11 +255,18 @@ pub fn run(
     opts: &RunOptions,
 ) -> anyhow::Result<(Vec<(Cell, Option<Record>)>, RunSummary)> {
     let all = crate::plan::cells(plan, data);
+    // With --force, the records present at the scan are to be replaced: a stored record counts as
+    // finished by another run only when it is not the one seen here (its write time and fit time
+    // differ), so concurrent forced runs still share the work.
+    let mut replaced: std::collections::HashMap<String, (u64, u64)> = std::collections::HashMap::new();
     let mut summary = RunSummary { total: all.len(), ..Default::default() };
     let mut results: Vec<(Cell, Option<Record>)> = Vec::with_capacity(all.len());
     let mut missing = Vec::new();
     for (i, c) in all.into_iter().enumerate() {
         let cached = if opts.force {
+            if let Some(r) = store.get(&c.hash) {
+                replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
+            }
             None
         } else {
             match store.get(&c.hash) {
@@ -324,7 +331,7 @@ pub fn run(
                     mine.push(i); // the same cell in a second row: evaluated once below
                     continue;
                 }
-                if let Some(r) = store.get(&cell.hash) {
+                if let Some(r) = store.get(&cell.hash).filter(|r| replaced.get(&cell.hash) != Some(&(r.finished_at, r.fit_seconds.to_bits()))) {
                     out.push((i, Outcome::Finished(r)));
                     continue;
                 }

@@ -1039,3 +1039,23 @@ fn a_file_without_labels_is_scored_by_label_free_protocols_only() {
     let md = std::fs::read_to_string(&out.tables.as_ref().unwrap().md).unwrap();
     assert!(md.contains(&format!("| **pca** | {:.4} |", out.results[0].1.as_ref().unwrap().metrics["trustworthiness"])), "{md}");
 }
+
+/// `--force` recomputes every cell of a stored spec (the claim step re-reads the store and must
+/// not take the records it is replacing for cells another run finished).
+#[test]
+fn force_recomputes_every_stored_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_in(dir.path(), SPEC);
+    let first = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!(first.summary.computed, first.summary.total);
+    let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((again.summary.computed, again.summary.cached), (0, again.summary.total));
+    let forced = structdr::run_spec(&plan, &RunOptions { force: true, ..opts(dir.path().into()) }).unwrap();
+    assert_eq!((forced.summary.computed, forced.summary.cached), (forced.summary.total, 0));
+    // the recomputed values are the stored ones (deterministic), the records are new
+    for ((_, a), (_, b)) in first.results.iter().zip(&forced.results) {
+        let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+        assert_eq!(a.metrics, b.metrics);
+        assert!(b.machine.is_some());
+    }
+}
