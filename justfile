@@ -125,6 +125,17 @@ reproduce *ARGS: build
     {{bin}} report
     echo "reproduce: all done in $(( $(date +%s) - t0 )) s"
 
+# The nightly suite (experiments/nightly/suite.toml): quality cells and speed cases recomputed into
+# scratch stores, appended to results/history/<machine>.jsonl, then the history page; exits 3 on a
+# regression (docs/nightly.md). `just nightly --accept` accepts an intended change;
+# `just nightly --commits HEAD~10..HEAD` backfills past commits.
+nightly *ARGS: build
+    {{bin}} nightly experiments/nightly/suite.toml {{ARGS}}; status=$?; {{bin}} history > /dev/null; exit $status
+
+# The nightly history: summary, trend figures and results/history/index.html.
+history: build
+    {{bin}} history
+
 # Criterion benchmarks (eigendecomposition, 1-NN LOOCV, k-means).
 bench:
     cargo bench -p structdr-linalg -p structdr-eval -p structdr-methods -- --quick

@@ -11,6 +11,7 @@ extern "C" {
     fn openblas_set_num_threads(n: c_int);
     fn openblas_get_num_threads() -> c_int;
     fn openblas_get_corename() -> *const c_char;
+    fn openblas_get_config() -> *const c_char;
 }
 
 /// Sets the number of OpenBLAS threads for the whole process.
@@ -34,6 +35,19 @@ pub fn core_name() -> String {
             return "unknown".into();
         }
         std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+/// OpenBLAS's build configuration, e.g. `OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell
+/// MAX_THREADS=64` (version, build options, the build's default core).
+pub fn config() -> String {
+    // SAFETY: OpenBLAS returns a pointer to a static NUL-terminated string.
+    unsafe {
+        let p = openblas_get_config();
+        if p.is_null() {
+            return "unknown".into();
+        }
+        std::ffi::CStr::from_ptr(p).to_string_lossy().trim().to_string()
     }
 }
 

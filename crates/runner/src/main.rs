@@ -63,6 +63,41 @@ enum Command {
         #[arg(long, default_value = "docs")]
         docs: PathBuf,
     },
+    /// Run the nightly suite: quality cells and speed cases, always recomputed into scratch
+    /// stores, appended to this machine's history; exit 3 on a regression (docs/nightly.md).
+    Nightly {
+        /// The suite file (e.g. experiments/nightly/suite.toml).
+        suite: PathBuf,
+        /// History directory: one JSON-lines file per machine fingerprint.
+        #[arg(long, default_value = "results/history")]
+        history: PathBuf,
+        /// Accept this run as the baseline for later runs even when it has regressions (an
+        /// intended change).
+        #[arg(long)]
+        accept: bool,
+        /// Exit with status 2 when a cell failed or a spec did not run (after appending).
+        #[arg(long)]
+        fail_on_error: bool,
+        /// Backfill: run the suite on every commit of A..B (oldest first), each built in its own
+        /// git worktree (build cache: target/backfill), with this checkout's suite and data.
+        #[arg(long, value_name = "A..B")]
+        commits: Option<String>,
+        /// No progress lines.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Summarise the nightly history, draw its trend figures and write its HTML page.
+    History {
+        /// History directory (one JSON-lines file per machine).
+        #[arg(long, default_value = "results/history")]
+        history: PathBuf,
+        /// The suite file (its alarm settings and commit link template); optional.
+        #[arg(long, default_value = "experiments/nightly/suite.toml")]
+        suite: PathBuf,
+        /// Do not write figures and the page, only print the summary.
+        #[arg(long)]
+        summary_only: bool,
+    },
     /// List the registered methods and their parameters (from the method registry).
     Methods {
         /// Print Markdown (the source of docs/methods.md).
@@ -307,6 +342,23 @@ fn dispatch(cmd: Command) -> Result<()> {
             let out = out.unwrap_or_else(|| results.join("report"));
             let page = structdr::html::write_report(&specs, &results, &docs, &out)?;
             println!("report: {} ({} specs)", page.display(), specs.len());
+            Ok(())
+        }
+        Command::Nightly { suite, history, accept, fail_on_error, commits, quiet } => {
+            let opts = structdr::nightly::NightlyOptions { history_dir: history, accept, fail_on_error, commits, quiet };
+            match structdr::nightly::nightly(&suite, &opts)? {
+                structdr::nightly::Outcome::Clean => Ok(()),
+                structdr::nightly::Outcome::Failures => std::process::exit(2),
+                structdr::nightly::Outcome::Regression => std::process::exit(3),
+            }
+        }
+        Command::History { history, suite, summary_only } => {
+            let suite = if suite.is_file() { Some(structdr::nightly::Suite::load(&suite)?) } else { None };
+            print!("{}", structdr::history::summary(&history)?);
+            if !summary_only {
+                let page = structdr::history::write_page(&history, suite.as_ref())?;
+                println!("history: {}", page.display());
+            }
             Ok(())
         }
         Command::Check { spec } => {

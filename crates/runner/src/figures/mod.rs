@@ -323,6 +323,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                         x_label: "iteration".into(),
                         y_label: "objective".into(),
                         stems: false,
+                        marks: vec![],
                     });
                 }
                 FigureKind::Adjacency => {
@@ -390,6 +391,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                         x_label: "feature".into(),
                         y_label: "weight".into(),
                         stems: true,
+                        marks: vec![],
                     });
                 }
                 FigureKind::Contingency => {

@@ -460,6 +460,8 @@ pub struct LinePanel {
     pub y_label: String,
     /// Draw a stem from `y = 0` to each point (non-zero values also get a dot) instead of a line.
     pub stems: bool,
+    /// Points to flag (e.g. runs with a regression): drawn as larger red rings over the series.
+    pub marks: Vec<(f64, f64)>,
 }
 
 fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, layout: &Layout, title: &str, panels: &[LinePanel], s: f64) -> Result<(), String>
@@ -524,6 +526,8 @@ where
             chart.draw_series(LineSeries::new(pts.iter().cloned(), PALETTE[0].stroke_width(px(2.0)))).map_err(|e| e.to_string())?;
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, px(3.0), PALETTE[1].filled()))).map_err(|e| e.to_string())?;
         }
+        let red = RGBColor(214, 39, 40);
+        chart.draw_series(panel.marks.iter().map(|&p| Circle::new(p, px(7.0), red.stroke_width(px(2.0))))).map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }
