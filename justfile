@@ -132,6 +132,11 @@ reproduce *ARGS: build
 nightly *ARGS: build
     {{bin}} nightly experiments/nightly/suite.toml {{ARGS}}; status=$?; {{bin}} history > /dev/null; exit $status
 
+# A one-node Slurm cluster on this machine (installs slurm-wlm and munge if missing), a spec as a
+# job array of 4 tasks through `structdr slurm --submit`, compared bit for bit with a local run.
+slurm-test: build
+    bash .ci/slurm-test
+
 # The nightly history: summary, trend figures and results/history/index.html.
 history: build
     {{bin}} history

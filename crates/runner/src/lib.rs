@@ -16,6 +16,7 @@ pub mod nightly;
 pub mod plan;
 pub mod progress;
 pub mod report;
+pub mod slurm;
 pub mod spec;
 pub mod store;
 

@@ -86,6 +86,31 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Write (and with --submit, submit) a Slurm job array for a spec: task i runs
+    /// `structdr run SPEC --shard i/N`, and a dependent job writes the tables and figures
+    /// (docs/cluster.md).
+    Slurm {
+        /// The spec file (TOML).
+        spec: PathBuf,
+        /// Array tasks (shards of the cells).
+        #[arg(long)]
+        tasks: usize,
+        /// Partition to submit to.
+        #[arg(long)]
+        partition: Option<String>,
+        /// Time limit of each array task (e.g. 2:00:00).
+        #[arg(long)]
+        time: Option<String>,
+        /// CPUs per task; each task runs that many cells at once.
+        #[arg(long, default_value_t = 1)]
+        cpus_per_task: usize,
+        /// Results root (default `results`), shared by every task (a shared file system).
+        #[arg(long, default_value = "results")]
+        results: PathBuf,
+        /// Submit the scripts with sbatch (the tables job after the array).
+        #[arg(long)]
+        submit: bool,
+    },
     /// Summarise the nightly history, draw its trend figures and write its HTML page.
     History {
         /// History directory (one JSON-lines file per machine).
@@ -351,6 +376,18 @@ fn dispatch(cmd: Command) -> Result<()> {
                 structdr::nightly::Outcome::Failures => std::process::exit(2),
                 structdr::nightly::Outcome::Regression => std::process::exit(3),
             }
+        }
+        Command::Slurm { spec, tasks, partition, time, cpus_per_task, results, submit } => {
+            let opts = structdr::slurm::SlurmOptions { tasks, partition, time, cpus_per_task, results, submit };
+            let scripts = structdr::slurm::write_scripts(&spec, &opts)?;
+            println!("slurm: {} and {} (logs: {})", scripts.array.display(), scripts.tables.display(), scripts.logs.display());
+            if submit {
+                let (array, tables) = structdr::slurm::submit(&scripts)?;
+                println!("submitted: array job {array} ({tasks} tasks), tables job {tables} (after the array)");
+            } else {
+                println!("submit with: structdr slurm {} --tasks {tasks} --submit   (or sbatch the array, then the tables job with --dependency=afterany:<array id>)", spec.display());
+            }
+            Ok(())
         }
         Command::History { history, suite, summary_only } => {
             let suite = if suite.is_file() { Some(structdr::nightly::Suite::load(&suite)?) } else { None };

@@ -163,7 +163,9 @@ impl Selection {
                 let c = cell(i);
                 wanted(&self.only_datasets, plan.dataset_names(c.dataset))
                     && wanted(&self.only_methods, plan.method_names(c.method))
-                    && self.shard.is_none_or(|s| s.contains(&c.hash))
+                    // by the fit's key: cells sharing one fit (FSL's n_selected) land in one
+                    // part, so no part refits what another computes
+                    && self.shard.is_none_or(|s| s.contains(&fit_key(&c.key).hash()))
             })
             .collect();
         if let Some(max) = self.max_cells {

@@ -2,12 +2,9 @@
 //! Chromium that fails on console errors or missing images (CI installs Chromium; elsewhere the
 //! browser part is skipped when no `chromium` is found).
 
-use std::process::Command;
-use structdr::exec::RunOptions;
+mod common;
 
-fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
-}
+use structdr::exec::RunOptions;
 
 #[test]
 fn the_report_shows_tables_scores_figures_and_loads_cleanly_in_a_browser() {
@@ -81,31 +78,7 @@ rows = { PCA = [0.995, 0.5] }
     for src in &imgs {
         assert!(page.parent().unwrap().join(src).is_file(), "image {src} does not exist");
     }
-    let Some(browser) = chromium() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide chromium (.ci/run installs it)");
-        eprintln!("skipping the browser check: no chromium");
-        return;
-    };
-    let profile = root.join("chromium-profile");
-    let run = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom"])
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&run.stdout);
-    let log = String::from_utf8_lossy(&run.stderr);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    let Some((dom, console)) = common::load(&page, &root.join("chromium-profile")) else { return };
     assert!(console.is_empty(), "console messages: {console:?}");
     assert!(dom.contains(&format!("data-images=\"ok {}\"", imgs.len())), "not every image loaded: {}", dom.lines().find(|l| l.contains("<body")).unwrap_or(""));
 }

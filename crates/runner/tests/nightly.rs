@@ -1,0 +1,152 @@
+//! `structdr nightly` and `structdr history` end to end, through the binary: a small suite run
+//! three times into one history. Runs are clean and accepted; `--fail-on-error` turns a failed
+//! cell into exit 2. A changed result and a slowed case (the history tampered to make today's run
+//! a regression against it) exit 3 and are named. The history page loads in headless Chromium with
+//! every figure.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SPEC: &str = r#"
+id = "t"
+title = "nightly test"
+seed = 3
+
+[evaluation]
+protocols = ["loocv", "neighbourhood"]
+
+[[dataset]]
+name = "two_moons"
+params = { n = 120 }
+
+[[method]]
+name = "pca"
+grid = { dim = 2 }
+
+[[method]]
+name = "le"
+grid = { dim = 2, k = [10, 200] }
+"#;
+
+const SUITE: &str = r#"
+id = "test-suite"
+title = "test"
+commit_url = "https://example.org/structdr/commit/{commit}"
+
+[[quality]]
+spec = "t.toml"
+
+[[speed]]
+spec = "t.toml"
+samples = 2
+
+[alarm]
+min_seconds = 0.0
+"#;
+
+fn nightly(dir: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_structdr"))
+        .current_dir(dir)
+        .args(["nightly", "suite.toml", "--history", "history", "--quiet"])
+        .args(extra)
+        .env("STRUCTDR_DATA", dir.join("data"))
+        .output()
+        .unwrap()
+}
+
+fn history_lines(dir: &Path) -> Vec<serde_json::Value> {
+    let files: Vec<_> = std::fs::read_dir(dir.join("history"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "one series per machine: {files:?}");
+    std::fs::read_to_string(&files[0]).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn nightly_appends_compares_and_names_regressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("t.toml"), SPEC).unwrap();
+    std::fs::write(d.join("suite.toml"), SUITE).unwrap();
+
+    // 1: a clean run (the le k=200 cell fails: k >= N; a failure is not a regression)
+    let out = nightly(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("3 quality cells") && stdout.contains("1 failed") && stdout.contains("0 regressions"), "{stdout}");
+    // 2: the same under --fail-on-error: appended, compared clean, exit 2 for the failed cell
+    let out = nightly(d, &["--fail-on-error"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    let h = history_lines(d);
+    assert_eq!(h.len(), 2);
+    assert!(h.iter().all(|e| e["accepted"] == true && e["regressions"].as_array().unwrap().is_empty()));
+    // the raw samples are kept: 2 per case, fit and evaluation of the two ok cells
+    let speed = h[1]["speed"].as_object().unwrap();
+    assert_eq!(speed.len(), 4, "{speed:?}");
+    assert!(speed.values().all(|s| s.as_array().unwrap().len() == 2));
+    // the quality cells are bit-identical between the runs
+    assert_eq!(h[0]["quality"], h[1]["quality"]);
+
+    // Tamper with the last accepted run: a metric 0.01 higher than the code gives, every timing
+    // 100 times faster. Today's run then changed a result and slowed down against it.
+    let path =
+        std::fs::read_dir(d.join("history")).unwrap().filter_map(|e| e.ok().map(|e| e.path())).find(|p| p.extension().is_some_and(|e| e == "jsonl")).unwrap();
+    let mut last = h[1].clone();
+    let cell = last["quality"].as_object().unwrap().keys().find(|k| k.contains("/pca ")).unwrap().clone();
+    let was = last["quality"][&cell]["metrics"]["loocv_1nn_accuracy"].as_f64().unwrap();
+    last["quality"][&cell]["metrics"]["loocv_1nn_accuracy"] = serde_json::json!(was + 0.01);
+    for samples in last["speed"].as_object_mut().unwrap().values_mut() {
+        for v in samples.as_array_mut().unwrap() {
+            *v = serde_json::json!(v.as_f64().unwrap() * 0.01);
+        }
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(&path, format!("{first}\n{}\n", serde_json::to_string(&last).unwrap())).unwrap();
+
+    let out = nightly(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains(&format!("REGRESSION quality {cell} [loocv_1nn_accuracy]")), "{stdout}");
+    assert!(stdout.contains(&format!("{:.6} -> {was:.6}", was + 0.01)), "old and new values: {stdout}");
+    assert!(stdout.contains("REGRESSION speed") && stdout.contains(": fit [median seconds]"), "{stdout}");
+    let h = history_lines(d);
+    assert_eq!(h.len(), 3);
+    assert_eq!(h[2]["accepted"], false, "a run with regressions is not a baseline");
+    // the next run still compares with the tampered accepted run, so it regresses again
+    assert_eq!(nightly(d, &[]).status.code(), Some(3));
+    // --accept makes it the baseline; after it, runs are clean
+    let out = nightly(d, &["--accept"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("accepted with --accept"));
+    let out = nightly(d, &[]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 regressions"), "{}", String::from_utf8_lossy(&out.stdout));
+
+    // the summary and the page
+    let out = Command::new(env!("CARGO_BIN_EXE_structdr"))
+        .current_dir(d)
+        .args(["history", "--history", "history", "--suite", "suite.toml"])
+        .env("STRUCTDR_DATA", d.join("data"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("6 runs (0 backfilled), 3 with regressions"), "{stdout}");
+    let page = d.join("history/index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<tr class=far>") && html.contains(&cell), "regressions listed");
+    assert!(html.contains("https://example.org/structdr/commit/unknown"), "commit links from the suite's template");
+    assert!(html.contains("speed.png") && html.contains("quality.png"));
+    let imgs: Vec<&str> = html.split("<img src=\"").skip(1).map(|s| s.split('"').next().unwrap()).collect();
+    assert_eq!(imgs.len(), 2);
+    for src in &imgs {
+        assert!(page.parent().unwrap().join(src).is_file(), "{src}");
+    }
+    let Some((dom, console)) = common::load(&page, &d.join("profile")) else { return };
+    assert!(console.is_empty(), "console messages: {console:?}");
+    assert!(dom.contains("data-images=\"ok 2\""), "{}", dom.lines().find(|l| l.contains("<body")).unwrap_or(""));
+}
