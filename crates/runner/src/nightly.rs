@@ -503,12 +503,14 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Commit hash (with `+dirty` for a checkout with changes to tracked files), date and subject.
+/// Commit hash (with `+dirty` for a checkout with changes to tracked files outside `results/`),
+/// date and subject.
 fn commit_info(dir: &Path, rev: &str, check_dirty: bool) -> Result<(String, String, String)> {
     let line = git(dir, &["log", "-1", "--format=%H%x09%cI%x09%s", rev])?;
     let mut parts = line.splitn(3, '\t');
     let (hash, date, subject) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
-    let dirty = check_dirty && !git(dir, &["status", "--porcelain", "--untracked-files=no"])?.is_empty();
+    // changes under results/ (the history itself, regenerated tables) are not changes of the code
+    let dirty = check_dirty && !git(dir, &["status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"])?.is_empty();
     Ok((if dirty { format!("{hash}+dirty") } else { hash }, date, subject))
 }
 
