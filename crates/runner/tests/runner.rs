@@ -1059,3 +1059,37 @@ fn force_recomputes_every_stored_cell() {
         assert!(b.machine.is_some());
     }
 }
+
+/// Shards split by the fit's key: cells that differ only in an evaluation-stage parameter (FSL's
+/// n_selected) share one fit and land in one shard, so no shard refits what another computes.
+#[test]
+fn shards_keep_cells_sharing_a_fit_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+id = "fsl_shards"
+title = "shards"
+seed = 2
+
+[evaluation]
+protocols = ["kmeans"]
+restarts = 2
+
+[[dataset]]
+name = "three_clusters"
+params = { n = 60 }
+
+[[method]]
+name = "fsl"
+grid = { n_selected = [1, 2, 3], b = [0.5, 1.0], max_iter = 20 }
+"#;
+    let plan = plan_in(dir.path(), text);
+    let mut per_shard = Vec::new();
+    for i in 0..4 {
+        let shard = Some(structdr::plan::Shard { index: i, count: 4 });
+        let out = structdr::run_spec(&plan, &RunOptions { shard, ..opts(dir.path().into()) }).unwrap();
+        per_shard.push(out.summary.computed);
+    }
+    // two fits (b), three cells each: every shard computes 0, 3 or 6 cells, 6 in all
+    assert_eq!(per_shard.iter().sum::<usize>(), 6, "{per_shard:?}");
+    assert!(per_shard.iter().all(|c| c % 3 == 0), "cells of one fit were split: {per_shard:?}");
+}
