@@ -26,6 +26,21 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
 
+/// A panel title for a cell or case id (`spec/dataset/method params[: case]`): data set, method
+/// and case, without the parameters (the page's tables have the full ids).
+fn panel_title(id: &str) -> String {
+    let (cell, case) = id.split_once(": ").unwrap_or((id, ""));
+    let mut parts = cell.splitn(3, '/');
+    let (_, dataset, rest) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(cell));
+    let method = rest.split_whitespace().next().unwrap_or(rest);
+    let repeat = rest.split_whitespace().find(|w| w.starts_with('#')).map(|r| format!(" {r}")).unwrap_or_default();
+    if case.is_empty() {
+        format!("{dataset} · {method}{repeat}")
+    } else {
+        format!("{dataset} · {method}{repeat} · {case}")
+    }
+}
+
 /// The metric a quality cell is drawn by: the first of these it has.
 const HEADLINE: [&str; 5] = ["loocv_1nn_accuracy_components", "loocv_1nn_accuracy", "acc_mean", "trustworthiness", "nmi_mean"];
 
@@ -108,7 +123,7 @@ fn trend_figures(name: &str, entries: &[Entry], dir: &Path) -> Result<Vec<PathBu
                 .filter(|(_, e)| flagged(e, case))
                 .filter_map(|(i, e)| e.speed.get(*case).map(|s| ((i + 1) as f64, median(s))))
                 .collect();
-            LinePanel { title: case.to_string(), points, x_label: "run".into(), y_label: "median seconds".into(), stems: false, marks }
+            LinePanel { title: panel_title(case), points, x_label: "run".into(), y_label: "median seconds".into(), stems: false, marks }
         })
         .collect();
     if !speed.is_empty() {
@@ -131,7 +146,7 @@ fn trend_figures(name: &str, entries: &[Entry], dir: &Path) -> Result<Vec<PathBu
                 .filter(|(_, e)| flagged(e, cell))
                 .filter_map(|(i, e)| e.quality.get(*cell).and_then(|c| c.metrics.get(metric)).map(|v| ((i + 1) as f64, *v)))
                 .collect();
-            Some(LinePanel { title: cell.to_string(), points, x_label: "run".into(), y_label: metric.into(), stems: false, marks })
+            Some(LinePanel { title: panel_title(cell), points, x_label: "run".into(), y_label: metric.into(), stems: false, marks })
         })
         .collect();
     if !quality.is_empty() {
@@ -182,14 +197,18 @@ pub fn write_page(dir: &Path, suite: Option<&Suite>) -> Result<PathBuf> {
                     if e.forced_accept { " (accepted)" } else { "" }
                 )
             };
+            // the subject's first 90 characters; the whole in the tooltip
+            let subject: String = e.subject.chars().take(90).collect();
+            let more = if e.subject.chars().count() > 90 { "…" } else { "" };
             writeln!(
                 body,
-                "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td>{status}</tr>",
+                "<tr><td>{}{}</td><td>{}</td><td>{}</td><td class=text title=\"{}\">{}{more}</td><td>{}</td><td>{}</td><td>{:.0}</td>{status}</tr>",
                 i + 1,
                 if e.backfill { " (backfill)" } else { "" },
                 link(&e.commit),
                 esc(&e.commit_date),
                 esc(&e.subject),
+                esc(&subject),
                 e.quality.len(),
                 e.speed.len(),
                 e.wall_seconds
@@ -204,7 +223,7 @@ pub fn write_page(dir: &Path, suite: Option<&Suite>) -> Result<PathBuf> {
             for (i, e, r) in regressions {
                 writeln!(
                     body,
-                    "<tr class=far><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}..{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr class=far><td>{i}</td><td>{}</td><td class=text>{}</td><td>{}</td><td>{}..{}</td><td>{}</td><td>{}</td><td class=text>{}</td></tr>",
                     esc(&r.kind),
                     esc(&r.id),
                     esc(&r.metric),
@@ -234,4 +253,16 @@ pub fn write_page(dir: &Path, suite: Option<&Suite>) -> Result<PathBuf> {
     let page = dir.join("index.html");
     crate::atomic_write(&page, page_html("structdr nightly history", &body).as_bytes())?;
     Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panel_titles_drop_the_spec_and_parameters() {
+        assert_eq!(panel_title("nightly_speed/vehicle/spl C=1000.0 dim=6 k=10: fit"), "vehicle · spl · fit");
+        assert_eq!(panel_title("q/iris/esl C=1.0 lambda=0.9"), "iris · esl");
+        assert_eq!(panel_title("q/iris/rproj dim=2 #3"), "iris · rproj #3");
+    }
 }

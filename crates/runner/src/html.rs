@@ -295,7 +295,7 @@ body{{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;paddi
 table{{border-collapse:collapse;margin:.6em 0;font-variant-numeric:tabular-nums}}
 td,th{{border:1px solid #ccc;padding:.25em .5em;text-align:right}} td:first-child,th:first-child{{text-align:left}}
 th{{background:#f3f3f3}} .ok{{background:#d9f2d9}} .near{{background:#fff3c4}} .far{{background:#f8d0d0}}
-.bad{{color:#a00}} .meta{{color:#666;font-size:90%}} code{{font-size:90%}}
+.bad{{color:#a00}} .meta{{color:#666;font-size:90%}} code{{font-size:90%}} td.text{{text-align:left}}
 .figs{{display:flex;flex-wrap:wrap;gap:1em}} figure{{margin:0;max-width:380px}} figure img{{max-width:100%;border:1px solid #ddd}}
 figcaption{{font-size:85%;color:#555}} section{{border-top:2px solid #ddd;margin-top:2em}}
 </style></head><body>

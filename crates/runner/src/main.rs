@@ -298,6 +298,12 @@ enum DatasetsCommand {
 }
 
 fn main() {
+    // Rust ignores SIGPIPE, so printing into a closed pipe (`structdr history | head`) panics;
+    // the default action ends the process quietly, as for any command-line tool.
+    // SAFETY: setting a signal's disposition to its default before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     reexec_with_openblas_coretype();
     let cli = Cli::parse();
     if let Some(m) = &cli.mirror {

@@ -613,7 +613,10 @@ pub fn nightly(suite_path: &Path, opts: &NightlyOptions) -> Result<Outcome> {
                 bail!("--commits '{range}': no commits in the range");
             }
             say(opts.quiet, &format!("nightly: backfill of {} commits ({range})", commits.len()));
-            // one target directory for every worktree, so each build is incremental
+            // One target directory for every worktree: the dependencies are built once. Each
+            // worktree is checked out fresh, so its files are newer than any artifact there and
+            // cargo rebuilds the workspace crates (its freshness check is by mtime, and a path
+            // crate's artifacts do not depend on where the checkout lies).
             let target = cwd.join("target").join("backfill");
             let mut worst = Outcome::Clean;
             for (i, sha) in commits.iter().enumerate() {
