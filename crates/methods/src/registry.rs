@@ -29,6 +29,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::principal::rpg::info_tree(),
             crate::principal::rpg::info_l1(),
             crate::principal::rpg::info_landmark(),
+            crate::neighbour::tsne::info(),
         ]
     })
 }
