@@ -145,6 +145,10 @@ history: build
 bench:
     cargo bench -p structdr-linalg -p structdr-eval -p structdr-methods -- --quick
 
+# t-SNE against scikit-learn's Barnes-Hut on one core, both in one run (N = 2000 and 8000, 50-D).
+bench-tsne: build
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 benches/tsne_peers.py target/release/structdr
+
 # libFuzzer on every parser (nightly toolchain + `cargo install cargo-fuzz`): each target runs SECS
 # seconds on its committed corpus fuzz/corpus/<target>/, which grows; a crash, a hang over 10 s or
 # an allocation over 2 GiB stops it with the input in fuzz/artifacts/<target>/ (logs: fuzz/logs/).

@@ -2,4 +2,5 @@
 //! perplexity-calibrated affinities of the data (the same calibration as ESL's) with heavy-tailed
 //! similarities of the embedding.
 
+pub mod bh;
 pub mod tsne;

@@ -21,6 +21,7 @@
 //! row sequential; `Z` and the cost summed over rows in order), so a fit is bit-identical at any
 //! thread count.
 
+use super::bh::{kl_and_gradient_bh, SparseP};
 use crate::api::info::{auto, choice, dim, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::{check_input, param_map, Embedder, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, ParamMapExt, ParamValue, Result, Trace};
@@ -57,7 +58,25 @@ pub struct Tsne {
     pub learning_rate: Option<f64>,
     /// Initialisation.
     pub init: TsneInit,
+    /// How the gradient is computed.
+    pub gradient: Gradient,
+    /// Barnes-Hut opening angle (side / distance below which a cell is taken whole).
+    pub theta: f64,
 }
+
+/// The gradient's algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gradient {
+    /// Barnes-Hut for 2-D embeddings of more than [`EXACT_MAX_N`] points, exact otherwise.
+    Auto,
+    /// All pairs, `O(N^2 d)`, any d.
+    Exact,
+    /// Sparse P on 3u neighbours and a quadtree, `O(N log N)`; d = 2 only.
+    BarnesHut,
+}
+
+/// Largest N for which `gradient = "auto"` takes the exact gradient.
+pub const EXACT_MAX_N: usize = 1000;
 
 /// Symmetric joint affinities `p_ij = (p_{j|i} + p_{i|j}) / (2N)` from the conditional ones;
 /// returns `P` and the calibration's `max_i |H_i - ln u|`.
@@ -74,9 +93,10 @@ pub fn joint_affinities(x: ArrayView2<f64>, perplexity: f64) -> (Array2<f64>, f6
     (p, err)
 }
 
-/// KL(P || Q) of the embedding `y` and the gradient (with exaggeration `alpha` on P) into `grad`:
-/// `4 sum_j (alpha p_ij - q_ij) w_ij (y_i - y_j)`. Returns the KL of the unexaggerated P.
-pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad: &mut Array2<f64>) -> f64 {
+/// The gradient (with exaggeration `alpha` on P) into `grad`, `4 sum_j (alpha p_ij - q_ij) w_ij
+/// (y_i - y_j)`, and with `with_kl` the KL(P || Q) of the unexaggerated P (NaN without: its
+/// logarithms cost more than the gradient).
+pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad: &mut Array2<f64>, with_kl: bool) -> f64 {
     let (n, d) = y.dim();
     // row sums of w, in row order: Z
     let w_rows: Vec<f64> = (0..n)
@@ -117,7 +137,7 @@ pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad:
                 let w = 1.0 / (1.0 + dist);
                 let q = w / z;
                 let pij = p[[i, j]];
-                if pij > 0.0 {
+                if with_kl && pij > 0.0 {
                     kl += pij * (pij / q.max(f64::MIN_POSITIVE)).ln();
                 }
                 let coef = 4.0 * (alpha * pij - q) * w;
@@ -135,8 +155,15 @@ pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad:
             grad[[i, c]] = v;
         }
     }
-    kl
+    if with_kl {
+        kl
+    } else {
+        f64::NAN
+    }
 }
+
+/// The KL is evaluated every this many iterations and at the last (scikit-learn's check interval).
+pub const KL_EVERY: usize = 50;
 
 impl Tsne {
     /// The initial embedding (N x d).
@@ -163,9 +190,15 @@ impl Tsne {
         }
     }
 
-    /// Runs the optimisation from `y0` on the joint affinities `p`; returns the embedding and the
-    /// KL history (one value per iteration, of the unexaggerated P).
-    pub fn optimise(&self, p: ArrayView2<f64>, mut y: Array2<f64>) -> (Array2<f64>, Vec<f64>) {
+    /// Runs the optimisation from `y0` on the dense joint affinities `p` with the exact gradient;
+    /// returns the embedding and the KL history: the KL of the unexaggerated P at iterations
+    /// [`KL_EVERY`], 2 [`KL_EVERY`], ... and at the last, each before that iteration's step.
+    pub fn optimise(&self, p: ArrayView2<f64>, y: Array2<f64>) -> (Array2<f64>, Vec<f64>) {
+        self.optimise_with(y, |y, alpha, grad, with_kl| kl_and_gradient(p, y, alpha, grad, with_kl))
+    }
+
+    /// The optimisation with a given gradient routine `(y, alpha, grad, with_kl) -> KL`.
+    pub fn optimise_with(&self, mut y: Array2<f64>, mut cost: impl FnMut(ArrayView2<f64>, f64, &mut Array2<f64>, bool) -> f64) -> (Array2<f64>, Vec<f64>) {
         let n = y.nrows();
         let eta = self.learning_rate.unwrap_or_else(|| (n as f64 / 12.0).max(50.0));
         let mut update = Array2::<f64>::zeros(y.dim());
@@ -181,9 +214,12 @@ impl Tsne {
             let early = it < self.exaggeration_iter;
             let alpha = if early { self.early_exaggeration } else { 1.0 };
             let momentum = if early { 0.5 } else { 0.8 };
-            let kl = kl_and_gradient(p, y.view(), alpha, &mut grad);
-            history.push(kl);
-            structdr_numerics::progress::report(it + 1, kl);
+            let with_kl = (it + 1) % KL_EVERY == 0 || it + 1 == self.max_iter;
+            let kl = cost(y.view(), alpha, &mut grad, with_kl);
+            if with_kl {
+                history.push(kl);
+                structdr_numerics::progress::report(it + 1, kl);
+            }
             ndarray::Zip::from(&mut gains).and(&mut update).and(&grad).for_each(|g, u, &dg| {
                 // delta-bar-delta: grow where the gradient opposes the last step (strictly: a
                 // zero step, as at the start, shrinks the gain, as in scikit-learn)
@@ -213,6 +249,18 @@ impl Embedder for Tsne {
             ("exaggeration_iter", ParamValue::Int(self.exaggeration_iter as i64)),
             ("learning_rate", self.learning_rate.map(ParamValue::Float).unwrap_or_else(|| ParamValue::Str("auto".into()))),
             ("init", ParamValue::Str(if self.init == TsneInit::Pca { "pca" } else { "random" }.into())),
+            (
+                "gradient",
+                ParamValue::Str(
+                    match self.gradient {
+                        Gradient::Auto => "auto",
+                        Gradient::Exact => "exact",
+                        Gradient::BarnesHut => "barnes-hut",
+                    }
+                    .into(),
+                ),
+            ),
+            ("theta", ParamValue::Float(self.theta)),
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
@@ -229,9 +277,29 @@ impl Embedder for Tsne {
                 reason: format!("exaggeration_iter = {} exceeds max_iter = {}", self.exaggeration_iter, self.max_iter),
             });
         }
-        let (p, perp_err) = joint_affinities(x, self.perplexity);
+        let barnes_hut = match self.gradient {
+            Gradient::Exact => false,
+            Gradient::BarnesHut => true,
+            Gradient::Auto => self.dim == 2 && n > EXACT_MAX_N,
+        };
+        if barnes_hut && self.dim != 2 {
+            return Err(MethodError::Input { method: "tsne", reason: format!("gradient = \"barnes-hut\" needs dim = 2 (got {}); use \"exact\"", self.dim) });
+        }
         let y0 = self.initial(x, input.seed)?;
-        let (y, history) = self.optimise(p.view(), y0);
+        let (y, history, perp_err, how) = if barnes_hut {
+            // k = 3u neighbours, as scikit-learn and openTSNE take
+            let k = ((3.0 * self.perplexity).floor() as usize).clamp(1, n - 1);
+            let knn = structdr_numerics::neighbours::knn(x, k).map_err(crate::api::numerics("tsne"))?;
+            let (cond, _, err) = structdr_numerics::affinities::perplexity_affinities_knn(&knn, self.perplexity);
+            let p = SparseP::symmetric(&knn.indices, &cond);
+            let nnz = p.vals.len();
+            let (y, h) = self.optimise_with(y0, |y, alpha, grad, with_kl| kl_and_gradient_bh(&p, y, alpha, self.theta, grad, with_kl));
+            (y, h, err, format!("Barnes-Hut (theta = {}), sparse P on k = {k} neighbours ({nnz} non-zeros); KL with the tree's Z", self.theta))
+        } else {
+            let (p, err) = joint_affinities(x, self.perplexity);
+            let (y, h) = self.optimise(p.view(), y0);
+            (y, h, err, "exact gradient, O(N^2 d) per iteration".to_string())
+        };
         if y.iter().any(|v| !v.is_finite()) {
             return Err(MethodError::Solver { method: "tsne", reason: "the embedding diverged (non-finite coordinates); lower learning_rate".into() });
         }
@@ -246,9 +314,9 @@ impl Embedder for Tsne {
                 format!("fixed schedule: {} iterations ({} with early exaggeration {})", self.max_iter, self.exaggeration_iter, self.early_exaggeration),
             ),
         );
-        fitted.notes.push(format!("perplexity {}: max |H_i - ln u| = {perp_err:.2e}; exact gradient, O(N^2 d) per iteration", self.perplexity));
+        fitted.notes.push(format!("perplexity {}: max |H_i - ln u| = {perp_err:.2e}; {how}", self.perplexity));
         fitted.notes.push(format!(
-            "learning rate {eta} ({}), momentum 0.5 then 0.8, gains min 0.01; init {}; final KL(P || Q) = {kl:.6e}",
+            "learning rate {eta} ({}), momentum 0.5 then 0.8, gains min 0.01; init {}; final KL(P || Q) = {kl:.6e} (history: KL every 50 iterations and at the last)",
             if self.learning_rate.is_some() { "given" } else { "auto = max(N / 12, 50)" },
             if self.init == TsneInit::Pca { "PCA scaled to sd(PC1) = 1e-4" } else { "N(0, 1e-4^2) from the seed" }
         ));
@@ -276,6 +344,13 @@ pub(crate) fn info() -> MethodInfo {
             int("exaggeration_iter", 0, 250, "iterations under early exaggeration (momentum 0.5; 0.8 after)"),
             auto(float_in("learning_rate", open(0.0), open(f64::INFINITY), 200.0, "step size; auto = max(N / 12, 50)")),
             choice("init", &["pca", "random"], "pca", "pca: top principal components, PC1 scaled to sd 1e-4; random: N(0, 1e-4^2) from the seed"),
+            choice(
+                "gradient",
+                &["auto", "exact", "barnes-hut"],
+                "auto",
+                "exact: all pairs, any dim; barnes-hut: sparse P on 3u neighbours and a quadtree, dim = 2; auto: barnes-hut for dim = 2 and N > 1000",
+            ),
+            float("theta", 0.0, 1.0, 0.5, "Barnes-Hut opening angle: a cell of side s at distance r is taken whole when s / r < theta (0: exact sums)"),
         ],
         build: |p| {
             Ok(Box::new(Tsne {
@@ -286,6 +361,12 @@ pub(crate) fn info() -> MethodInfo {
                 exaggeration_iter: p.usize("exaggeration_iter"),
                 learning_rate: p.auto_float("learning_rate"),
                 init: if p.str("init") == "pca" { TsneInit::Pca } else { TsneInit::Random },
+                gradient: match p.str("gradient") {
+                    "exact" => Gradient::Exact,
+                    "barnes-hut" => Gradient::BarnesHut,
+                    _ => Gradient::Auto,
+                },
+                theta: p.float("theta"),
             }))
         },
     }
@@ -310,7 +391,7 @@ mod tests {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2);
         let y = Array2::from_shape_fn((30, 2), |_| rng.gen::<f64>() * 2.0 - 1.0);
         let mut g = Array2::zeros(y.dim());
-        kl_and_gradient(p.view(), y.view(), 1.0, &mut g);
+        kl_and_gradient(p.view(), y.view(), 1.0, &mut g, true);
         let mut scratch = Array2::zeros(y.dim());
         let h = 1e-6;
         let mut worst: f64 = 0.0;
@@ -319,7 +400,8 @@ mod tests {
                 let (mut yp, mut ym) = (y.clone(), y.clone());
                 yp[[i, k]] += h;
                 ym[[i, k]] -= h;
-                let fd = (kl_and_gradient(p.view(), yp.view(), 1.0, &mut scratch) - kl_and_gradient(p.view(), ym.view(), 1.0, &mut scratch)) / (2.0 * h);
+                let fd =
+                    (kl_and_gradient(p.view(), yp.view(), 1.0, &mut scratch, true) - kl_and_gradient(p.view(), ym.view(), 1.0, &mut scratch, true)) / (2.0 * h);
                 worst = worst.max((fd - g[[i, k]]).abs() / g[[i, k]].abs().max(1e-3));
             }
         }
@@ -346,14 +428,26 @@ mod tests {
     #[test]
     fn fits_separate_clusters_and_are_thread_count_invariant() {
         let x = data(90, 6, 4);
-        let t = Tsne { dim: 2, perplexity: 10.0, max_iter: 400, early_exaggeration: 12.0, exaggeration_iter: 100, learning_rate: None, init: TsneInit::Pca };
+        let t = Tsne {
+            dim: 2,
+            perplexity: 10.0,
+            max_iter: 400,
+            early_exaggeration: 12.0,
+            exaggeration_iter: 100,
+            learning_rate: None,
+            init: TsneInit::Pca,
+            gradient: Gradient::Exact,
+            theta: 0.5,
+        };
         let fit = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| t.fit(x.view(), 7).unwrap());
         let a = fit(1);
         let b = fit(4);
         let (ya, yb) = (a.embedding().unwrap().to_owned(), b.embedding().unwrap().to_owned());
         assert_eq!(ya, yb, "thread count changed the result");
+        // KL at iterations 50, 100, ..., 400: the last below the value when exaggeration ended
         let h = &a.trace.history;
-        assert!(h[399] < h[100] && h[399] < h[0], "KL {} -> {} -> {}", h[0], h[100], h[399]);
+        assert_eq!(h.len(), 8);
+        assert!(h[7] < h[1] && h[7] < h[0], "KL {} -> {} -> {}", h[0], h[1], h[7]);
         let labels: Vec<i64> = (0..90).map(|i| (i % 3) as i64).collect();
         // 1-NN in the embedding
         let d2 = sq_dists(ya.view());
@@ -363,10 +457,49 @@ mod tests {
         assert_eq!(hits, 90);
     }
 
+    /// Above 1000 points a 2-D fit takes Barnes-Hut ("auto"); it separates clusters, is
+    /// bit-identical at 1 and 4 threads, and a 3-D Barnes-Hut request is refused.
+    #[test]
+    fn barnes_hut_fits_are_chosen_separate_clusters_and_are_thread_count_invariant() {
+        let x = data(1200, 6, 8);
+        let t = Tsne {
+            dim: 2,
+            perplexity: 30.0,
+            max_iter: 300,
+            early_exaggeration: 12.0,
+            exaggeration_iter: 100,
+            learning_rate: None,
+            init: TsneInit::Pca,
+            gradient: Gradient::Auto,
+            theta: 0.5,
+        };
+        let fit = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| t.fit(x.view(), 3).unwrap());
+        let (a, b) = (fit(1), fit(4));
+        assert!(a.notes.iter().any(|n| n.contains("Barnes-Hut")), "{:?}", a.notes);
+        assert_eq!(a.embedding().unwrap(), b.embedding().unwrap(), "thread count changed the result");
+        let y = a.embedding().unwrap();
+        let labels: Vec<i64> = (0..1200).map(|i| (i % 3) as i64).collect();
+        let nn = structdr_numerics::neighbours::knn(y.view(), 1).unwrap();
+        let hits = (0..1200).filter(|&i| labels[nn.indices[[i, 0]]] == labels[i]).count();
+        assert!(hits >= 1190, "{hits} of 1200");
+        let bad = Tsne { dim: 3, gradient: Gradient::BarnesHut, ..t };
+        assert!(bad.fit(x.view(), 0).unwrap_err().to_string().contains("dim = 2"));
+    }
+
     #[test]
     fn bad_perplexity_and_schedule_are_errors() {
         let x = data(20, 3, 5);
-        let t = Tsne { dim: 2, perplexity: 19.0, max_iter: 10, early_exaggeration: 12.0, exaggeration_iter: 5, learning_rate: None, init: TsneInit::Random };
+        let t = Tsne {
+            dim: 2,
+            perplexity: 19.0,
+            max_iter: 10,
+            early_exaggeration: 12.0,
+            exaggeration_iter: 5,
+            learning_rate: None,
+            init: TsneInit::Random,
+            gradient: Gradient::Exact,
+            theta: 0.5,
+        };
         assert!(t.fit(x.view(), 0).unwrap_err().to_string().contains("perplexity"));
         let t = Tsne { perplexity: 3.0, exaggeration_iter: 50, ..t };
         assert!(t.fit(x.view(), 0).unwrap_err().to_string().contains("exaggeration_iter"));
