@@ -10,7 +10,7 @@
 
 use ndarray::Array2;
 use serde_json::Value;
-use structdr_methods::neighbour::tsne::{joint_affinities, Gradient, Tsne, TsneInit};
+use structdr_methods::neighbour::tsne::{joint_affinities, Gradient, Schedule, Tsne, TsneInit};
 
 fn matrix(v: &Value) -> Array2<f64> {
     let rows: Vec<Vec<f64>> = v.as_array().unwrap().iter().map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()).collect();
@@ -34,6 +34,7 @@ fn kl_after_1000_iterations_is_within_one_percent_of_scikit_learn() {
             init: TsneInit::Random,
             gradient: Gradient::Exact,
             theta: 0.5,
+            schedule: Schedule::Modern,
         };
         // their P: the optimiser alone
         let p_theirs = matrix(&case["p"]);

@@ -62,6 +62,22 @@ pub struct Tsne {
     pub gradient: Gradient,
     /// Barnes-Hut opening angle (side / distance below which a cell is taken whole).
     pub theta: f64,
+    /// Whose optimisation schedule and preprocessing.
+    pub schedule: Schedule,
+}
+
+/// The optimisation schedule (and, for drtoolbox, its preprocessing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// scikit-learn / openTSNE: the parameters as given; update and gains reset when the
+    /// exaggeration ends (at `exaggeration_iter`, also the momentum switch).
+    Modern,
+    /// drtoolbox 0.8b's `tsne` (van der Maaten's `tsne_p.m`), as the papers ran it: X shifted by
+    /// its minimum and divided by its maximum, PCA to 30 dimensions when D > 30, random
+    /// initialisation, exaggeration 4 until iteration 100, momentum 0.5 until 250 then 0.8,
+    /// learning rate 500, 1000 iterations, the gain grows where `sign(grad) != sign(update)`
+    /// (so also on a zero update), no reset.
+    Drtoolbox,
 }
 
 /// The gradient's algorithm.
@@ -200,21 +216,23 @@ impl Tsne {
     /// The optimisation with a given gradient routine `(y, alpha, grad, with_kl) -> KL`.
     pub fn optimise_with(&self, mut y: Array2<f64>, mut cost: impl FnMut(ArrayView2<f64>, f64, &mut Array2<f64>, bool) -> f64) -> (Array2<f64>, Vec<f64>) {
         let n = y.nrows();
-        let eta = self.learning_rate.unwrap_or_else(|| (n as f64 / 12.0).max(50.0));
+        let drt = self.schedule == Schedule::Drtoolbox;
+        let eta = if drt { 500.0 } else { self.learning_rate.unwrap_or_else(|| (n as f64 / 12.0).max(50.0)) };
+        let (max_iter, alpha0, lie_until, momentum_until) =
+            if drt { (1000, 4.0, 100, 250) } else { (self.max_iter, self.early_exaggeration, self.exaggeration_iter, self.exaggeration_iter) };
         let mut update = Array2::<f64>::zeros(y.dim());
         let mut gains = Array2::<f64>::ones(y.dim());
         let mut grad = Array2::<f64>::zeros(y.dim());
-        let mut history = Vec::with_capacity(self.max_iter);
-        for it in 0..self.max_iter {
-            if it == self.exaggeration_iter && it > 0 {
+        let mut history = Vec::with_capacity(max_iter / KL_EVERY + 1);
+        for it in 0..max_iter {
+            if !drt && it == self.exaggeration_iter && it > 0 {
                 // the second phase starts afresh, as scikit-learn's second descent call does
                 update.fill(0.0);
                 gains.fill(1.0);
             }
-            let early = it < self.exaggeration_iter;
-            let alpha = if early { self.early_exaggeration } else { 1.0 };
-            let momentum = if early { 0.5 } else { 0.8 };
-            let with_kl = (it + 1) % KL_EVERY == 0 || it + 1 == self.max_iter;
+            let alpha = if it < lie_until { alpha0 } else { 1.0 };
+            let momentum = if it < momentum_until { 0.5 } else { 0.8 };
+            let with_kl = (it + 1) % KL_EVERY == 0 || it + 1 == max_iter;
             let kl = cost(y.view(), alpha, &mut grad, with_kl);
             if with_kl {
                 history.push(kl);
@@ -223,7 +241,9 @@ impl Tsne {
             ndarray::Zip::from(&mut gains).and(&mut update).and(&grad).for_each(|g, u, &dg| {
                 // delta-bar-delta: grow where the gradient opposes the last step (strictly: a
                 // zero step, as at the start, shrinks the gain, as in scikit-learn)
-                *g = if *u * dg < 0.0 { *g + 0.2 } else { *g * 0.8 };
+                let sign = |v: f64| (v > 0.0) as i8 - (v < 0.0) as i8;
+                let grow = if drt { sign(dg) != sign(*u) } else { *u * dg < 0.0 };
+                *g = if grow { *g + 0.2 } else { *g * 0.8 };
                 *g = g.max(0.01);
                 *u = momentum * *u - eta * *g * dg;
             });
@@ -261,12 +281,12 @@ impl Embedder for Tsne {
                 ),
             ),
             ("theta", ParamValue::Float(self.theta)),
+            ("schedule", ParamValue::Str(if self.schedule == Schedule::Drtoolbox { "drtoolbox" } else { "modern" }.into())),
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
-        let x = input.x;
-        check_input("tsne", &x, 3)?;
-        let n = x.nrows();
+        check_input("tsne", &input.x, 3)?;
+        let n = input.x.nrows();
         // the entropy ln u of p_(.|i) is reachable only below ln(N - 1)
         if !(self.perplexity >= 1.0 && self.perplexity < (n - 1) as f64) {
             return Err(MethodError::Input { method: "tsne", reason: format!("perplexity = {} must be in [1, N - 1) = [1, {})", self.perplexity, n - 1) });
@@ -285,7 +305,30 @@ impl Embedder for Tsne {
         if barnes_hut && self.dim != 2 {
             return Err(MethodError::Input { method: "tsne", reason: format!("gradient = \"barnes-hut\" needs dim = 2 (got {}); use \"exact\"", self.dim) });
         }
-        let y0 = self.initial(x, input.seed)?;
+        // drtoolbox's preprocessing: min-max over the whole matrix, then PCA to 30 dimensions
+        let prepared;
+        let x: ArrayView2<f64> = if self.schedule == Schedule::Drtoolbox {
+            let lo = input.x.iter().copied().fold(f64::INFINITY, f64::min);
+            let mut xp = input.x.mapv(|v| v - lo);
+            let hi = xp.iter().copied().fold(0.0, f64::max);
+            if hi > 0.0 {
+                xp.mapv_inplace(|v| v / hi);
+            }
+            if xp.ncols() > 30 {
+                let pca =
+                    structdr_linalg::Pca::fit(xp.view()).map_err(|e| MethodError::Input { method: "tsne", reason: format!("PCA to 30 dimensions: {e}") })?;
+                xp = pca.transform(xp.view(), 30);
+            }
+            prepared = xp;
+            prepared.view()
+        } else {
+            input.x.view()
+        };
+        let y0 = if self.schedule == Schedule::Drtoolbox {
+            Tsne { init: TsneInit::Random, ..self.clone() }.initial(x, input.seed)?
+        } else {
+            self.initial(x, input.seed)?
+        };
         let (y, history, perp_err, how) = if barnes_hut {
             // k = 3u neighbours, as scikit-learn and openTSNE take
             let k = ((3.0 * self.perplexity).floor() as usize).clamp(1, n - 1);
@@ -351,6 +394,12 @@ pub(crate) fn info() -> MethodInfo {
                 "exact: all pairs, any dim; barnes-hut: sparse P on 3u neighbours and a quadtree, dim = 2; auto: barnes-hut for dim = 2 and N > 1000",
             ),
             float("theta", 0.0, 1.0, 0.5, "Barnes-Hut opening angle: a cell of side s at distance r is taken whole when s / r < theta (0: exact sums)"),
+            choice(
+                "schedule",
+                &["modern", "drtoolbox"],
+                "modern",
+                "modern: scikit-learn's optimiser with the parameters above; drtoolbox: the papers' tsne (min-max scaling, PCA to 30 dims, random init, exaggeration 4 until 100, momentum switch at 250, learning rate 500, 1000 iterations; overrides init, learning_rate and the schedule parameters)",
+            ),
         ],
         build: |p| {
             Ok(Box::new(Tsne {
@@ -367,6 +416,7 @@ pub(crate) fn info() -> MethodInfo {
                     _ => Gradient::Auto,
                 },
                 theta: p.float("theta"),
+                schedule: if p.str("schedule") == "drtoolbox" { Schedule::Drtoolbox } else { Schedule::Modern },
             }))
         },
     }
@@ -438,6 +488,7 @@ mod tests {
             init: TsneInit::Pca,
             gradient: Gradient::Exact,
             theta: 0.5,
+            schedule: Schedule::Modern,
         };
         let fit = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| t.fit(x.view(), 7).unwrap());
         let a = fit(1);
@@ -472,6 +523,7 @@ mod tests {
             init: TsneInit::Pca,
             gradient: Gradient::Auto,
             theta: 0.5,
+            schedule: Schedule::Modern,
         };
         let fit = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| t.fit(x.view(), 3).unwrap());
         let (a, b) = (fit(1), fit(4));
@@ -484,6 +536,34 @@ mod tests {
         assert!(hits >= 1190, "{hits} of 1200");
         let bad = Tsne { dim: 3, gradient: Gradient::BarnesHut, ..t };
         assert!(bad.fit(x.view(), 0).unwrap_err().to_string().contains("dim = 2"));
+    }
+
+    /// The papers' drtoolbox schedule (min-max scaling, PCA to 30 dims of 40, random start,
+    /// exaggeration 4 until 100, learning rate 500) also separates the clusters, and the seed
+    /// fixes the result.
+    #[test]
+    fn the_drtoolbox_schedule_separates_clusters_and_is_seeded() {
+        let x = data(90, 40, 9);
+        let t = Tsne {
+            dim: 2,
+            perplexity: 10.0,
+            max_iter: 1000,
+            early_exaggeration: 12.0,
+            exaggeration_iter: 250,
+            learning_rate: None,
+            init: TsneInit::Pca,
+            gradient: Gradient::Exact,
+            theta: 0.5,
+            schedule: Schedule::Drtoolbox,
+        };
+        let a = t.fit(x.view(), 5).unwrap();
+        assert_eq!(a.embedding(), t.fit(x.view(), 5).unwrap().embedding());
+        assert_ne!(a.embedding(), t.fit(x.view(), 6).unwrap().embedding(), "random start from the seed");
+        assert_eq!(a.trace.history.len(), 20, "1000 iterations, KL every 50");
+        let y = a.embedding().unwrap();
+        let nn = structdr_numerics::neighbours::knn(y.view(), 1).unwrap();
+        let hits = (0..90).filter(|&i| nn.indices[[i, 0]] % 3 == i % 3).count();
+        assert_eq!(hits, 90);
     }
 
     #[test]
@@ -499,6 +579,7 @@ mod tests {
             init: TsneInit::Random,
             gradient: Gradient::Exact,
             theta: 0.5,
+            schedule: Schedule::Modern,
         };
         assert!(t.fit(x.view(), 0).unwrap_err().to_string().contains("perplexity"));
         let t = Tsne { perplexity: 3.0, exaggeration_iter: 50, ..t };
