@@ -98,12 +98,17 @@ pub const EXACT_MAX_N: usize = 1000;
 /// returns `P` and the calibration's `max_i |H_i - ln u|`.
 pub fn joint_affinities(x: ArrayView2<f64>, perplexity: f64) -> (Array2<f64>, f64) {
     let n = x.nrows();
-    let d2 = sq_dists(x).mapv(|v| v.max(0.0));
-    let (cond, _, err) = perplexity_affinities(d2.view(), perplexity);
-    let mut p = Array2::<f64>::zeros((n, n));
+    let (mut p, _, err) = {
+        let d2 = sq_dists(x).mapv(|v| v.max(0.0));
+        perplexity_affinities(d2.view(), perplexity)
+    };
+    // symmetrised in place: no third N x N matrix (the diagonal stays 0)
+    let scale = 2.0 * n as f64;
     for i in 0..n {
-        for j in 0..n {
-            p[[i, j]] = (cond[[i, j]] + cond[[j, i]]) / (2.0 * n as f64);
+        for j in i + 1..n {
+            let v = (p[[i, j]] + p[[j, i]]) / scale;
+            p[[i, j]] = v;
+            p[[j, i]] = v;
         }
     }
     (p, err)
@@ -114,17 +119,24 @@ pub fn joint_affinities(x: ArrayView2<f64>, perplexity: f64) -> (Array2<f64>, f6
 /// logarithms cost more than the gradient).
 pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad: &mut Array2<f64>, with_kl: bool) -> f64 {
     let (n, d) = y.dim();
+    // rows as contiguous slices: the pair loops are the whole cost
+    let yc = y.as_standard_layout();
+    let ys = yc.as_slice().expect("standard layout");
+    let pc = p.as_standard_layout();
+    let ps = pc.as_slice().expect("standard layout");
+    let row = |i: usize| &ys[i * d..(i + 1) * d];
     // row sums of w, in row order: Z
     let w_rows: Vec<f64> = (0..n)
         .into_par_iter()
         .map(|i| {
-            let yi = y.row(i);
+            let yi = row(i);
             let mut s = 0.0;
             for j in 0..n {
                 if j != i {
+                    let yj = row(j);
                     let mut dist = 0.0;
                     for k in 0..d {
-                        let t = yi[k] - y[[j, k]];
+                        let t = yi[k] - yj[k];
                         dist += t * t;
                     }
                     s += 1.0 / (1.0 + dist);
@@ -137,7 +149,7 @@ pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad:
     let rows: Vec<(Vec<f64>, f64)> = (0..n)
         .into_par_iter()
         .map(|i| {
-            let yi = y.row(i);
+            let (yi, pi) = (row(i), &ps[i * n..(i + 1) * n]);
             let mut g = vec![0.0; d];
             let mut kl = 0.0;
             let mut diff = vec![0.0; d];
@@ -145,14 +157,15 @@ pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad:
                 if j == i {
                     continue;
                 }
+                let yj = row(j);
                 let mut dist = 0.0;
                 for k in 0..d {
-                    diff[k] = yi[k] - y[[j, k]];
+                    diff[k] = yi[k] - yj[k];
                     dist += diff[k] * diff[k];
                 }
                 let w = 1.0 / (1.0 + dist);
                 let q = w / z;
-                let pij = p[[i, j]];
+                let pij = pi[j];
                 if with_kl && pij > 0.0 {
                     kl += pij * (pij / q.max(f64::MIN_POSITIVE)).ln();
                 }
@@ -182,10 +195,10 @@ pub fn kl_and_gradient(p: ArrayView2<f64>, y: ArrayView2<f64>, alpha: f64, grad:
 pub const KL_EVERY: usize = 50;
 
 impl Tsne {
-    /// The initial embedding (N x d).
-    fn initial(&self, x: ArrayView2<f64>, seed: u64) -> Result<Array2<f64>> {
+    /// The initial embedding (N x d) by `init`.
+    fn initial(&self, init: TsneInit, x: ArrayView2<f64>, seed: u64) -> Result<Array2<f64>> {
         let n = x.nrows();
-        match self.init {
+        match init {
             TsneInit::Pca => {
                 let pca = structdr_linalg::Pca::fit(x).map_err(|e| MethodError::Input { method: "tsne", reason: format!("PCA initialisation: {e}") })?;
                 let mut y = pca.transform(x, self.dim);
@@ -324,11 +337,9 @@ impl Embedder for Tsne {
         } else {
             input.x.view()
         };
-        let y0 = if self.schedule == Schedule::Drtoolbox {
-            Tsne { init: TsneInit::Random, ..self.clone() }.initial(x, input.seed)?
-        } else {
-            self.initial(x, input.seed)?
-        };
+        // drtoolbox starts at random whatever `init` says
+        let init = if self.schedule == Schedule::Drtoolbox { TsneInit::Random } else { self.init };
+        let y0 = self.initial(init, x, input.seed)?;
         let (y, history, perp_err, how) = if barnes_hut {
             // k = 3u neighbours, as scikit-learn and openTSNE take
             let k = ((3.0 * self.perplexity).floor() as usize).clamp(1, n - 1);
@@ -432,6 +443,28 @@ mod tests {
         Array2::from_shape_fn((n, d), |(i, _)| (i % 3) as f64 * 3.0 + rng.gen::<f64>())
     }
 
+    /// scikit-learn's schedule (the registry's defaults) with the given perplexity and iterations.
+    fn modern(perplexity: f64, max_iter: usize, exaggeration_iter: usize) -> Tsne {
+        Tsne {
+            dim: 2,
+            perplexity,
+            max_iter,
+            early_exaggeration: 12.0,
+            exaggeration_iter,
+            learning_rate: None,
+            init: TsneInit::Pca,
+            gradient: Gradient::Auto,
+            theta: 0.5,
+            schedule: Schedule::Modern,
+        }
+    }
+
+    /// Points whose nearest neighbour in `y` is of their own cluster (`i % 3`, as in [`data`]).
+    fn cluster_hits(y: &Array2<f64>) -> usize {
+        let nn = structdr_numerics::neighbours::knn(y.view(), 1).unwrap();
+        (0..y.nrows()).filter(|&i| nn.indices[[i, 0]] % 3 == i % 3).count()
+    }
+
     /// The gradient against central finite differences of the KL (alpha = 1), relative error
     /// below 1e-6 on every coordinate of a random embedding.
     #[test]
@@ -478,18 +511,7 @@ mod tests {
     #[test]
     fn fits_separate_clusters_and_are_thread_count_invariant() {
         let x = data(90, 6, 4);
-        let t = Tsne {
-            dim: 2,
-            perplexity: 10.0,
-            max_iter: 400,
-            early_exaggeration: 12.0,
-            exaggeration_iter: 100,
-            learning_rate: None,
-            init: TsneInit::Pca,
-            gradient: Gradient::Exact,
-            theta: 0.5,
-            schedule: Schedule::Modern,
-        };
+        let t = Tsne { gradient: Gradient::Exact, ..modern(10.0, 400, 100) };
         let fit = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| t.fit(x.view(), 7).unwrap());
         let a = fit(1);
         let b = fit(4);
@@ -499,12 +521,7 @@ mod tests {
         let h = &a.trace.history;
         assert_eq!(h.len(), 8);
         assert!(h[7] < h[1] && h[7] < h[0], "KL {} -> {} -> {}", h[0], h[1], h[7]);
-        let labels: Vec<i64> = (0..90).map(|i| (i % 3) as i64).collect();
-        // 1-NN in the embedding
-        let d2 = sq_dists(ya.view());
-        let hits = (0..90)
-            .filter(|&i| (0..90).filter(|&j| j != i).min_by(|&p, &q| d2[[i, p]].total_cmp(&d2[[i, q]])).map(|j| labels[j] == labels[i]).unwrap())
-            .count();
+        let hits = cluster_hits(&ya);
         assert!(hits >= 85, "{hits} of 90 (kernel-set dependent last bits move single points)");
     }
 
@@ -513,26 +530,12 @@ mod tests {
     #[test]
     fn barnes_hut_fits_are_chosen_separate_clusters_and_are_thread_count_invariant() {
         let x = data(1200, 6, 8);
-        let t = Tsne {
-            dim: 2,
-            perplexity: 30.0,
-            max_iter: 300,
-            early_exaggeration: 12.0,
-            exaggeration_iter: 100,
-            learning_rate: None,
-            init: TsneInit::Pca,
-            gradient: Gradient::Auto,
-            theta: 0.5,
-            schedule: Schedule::Modern,
-        };
+        let t = modern(30.0, 300, 100);
         let fit = |threads: usize| rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| t.fit(x.view(), 3).unwrap());
         let (a, b) = (fit(1), fit(4));
         assert!(a.notes.iter().any(|n| n.contains("Barnes-Hut")), "{:?}", a.notes);
         assert_eq!(a.embedding().unwrap(), b.embedding().unwrap(), "thread count changed the result");
-        let y = a.embedding().unwrap();
-        let labels: Vec<i64> = (0..1200).map(|i| (i % 3) as i64).collect();
-        let nn = structdr_numerics::neighbours::knn(y.view(), 1).unwrap();
-        let hits = (0..1200).filter(|&i| labels[nn.indices[[i, 0]]] == labels[i]).count();
+        let hits = cluster_hits(a.embedding().unwrap());
         assert!(hits >= 1190, "{hits} of 1200");
         let bad = Tsne { dim: 3, gradient: Gradient::BarnesHut, ..t };
         assert!(bad.fit(x.view(), 0).unwrap_err().to_string().contains("dim = 2"));
@@ -544,45 +547,21 @@ mod tests {
     #[test]
     fn the_drtoolbox_schedule_separates_clusters_and_is_seeded() {
         let x = data(90, 40, 9);
-        let t = Tsne {
-            dim: 2,
-            perplexity: 10.0,
-            max_iter: 1000,
-            early_exaggeration: 12.0,
-            exaggeration_iter: 250,
-            learning_rate: None,
-            init: TsneInit::Pca,
-            gradient: Gradient::Exact,
-            theta: 0.5,
-            schedule: Schedule::Drtoolbox,
-        };
+        let t = Tsne { schedule: Schedule::Drtoolbox, ..modern(10.0, 1000, 250) };
         let a = t.fit(x.view(), 5).unwrap();
         assert_eq!(a.embedding(), t.fit(x.view(), 5).unwrap().embedding());
         assert_ne!(a.embedding(), t.fit(x.view(), 6).unwrap().embedding(), "random start from the seed");
         assert_eq!(a.trace.history.len(), 20, "1000 iterations, KL every 50");
-        let y = a.embedding().unwrap();
-        let nn = structdr_numerics::neighbours::knn(y.view(), 1).unwrap();
         // (the descent is chaotic: the last bits of the PCA, which differ between OpenBLAS kernel
         // sets, move single points; the clusters must still be found)
-        let hits = (0..90).filter(|&i| nn.indices[[i, 0]] % 3 == i % 3).count();
+        let hits = cluster_hits(a.embedding().unwrap());
         assert!(hits >= 81, "{hits} of 90");
     }
 
     #[test]
     fn bad_perplexity_and_schedule_are_errors() {
         let x = data(20, 3, 5);
-        let t = Tsne {
-            dim: 2,
-            perplexity: 19.0,
-            max_iter: 10,
-            early_exaggeration: 12.0,
-            exaggeration_iter: 5,
-            learning_rate: None,
-            init: TsneInit::Random,
-            gradient: Gradient::Exact,
-            theta: 0.5,
-            schedule: Schedule::Modern,
-        };
+        let t = Tsne { init: TsneInit::Random, ..modern(19.0, 10, 5) };
         assert!(t.fit(x.view(), 0).unwrap_err().to_string().contains("perplexity"));
         let t = Tsne { perplexity: 3.0, exaggeration_iter: 50, ..t };
         assert!(t.fit(x.view(), 0).unwrap_err().to_string().contains("exaggeration_iter"));
