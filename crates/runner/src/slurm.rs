@@ -71,6 +71,9 @@ pub fn write_scripts(spec: &Path, opts: &SlurmOptions) -> Result<Scripts> {
     }
     let (n, c) = (opts.tasks, opts.cpus_per_task);
     let common = format!("set -euo pipefail\ncd {}\n{}", sh(&cwd.display().to_string()), exports());
+    // the command both jobs run, up to its last arguments
+    let run =
+        format!("exec {} run {} --results {}", sh(&binary.display().to_string()), sh(&spec_abs.display().to_string()), sh(&results.display().to_string()));
     let array = format!(
         "#!/bin/bash\n\
          # structdr: the cells of {spec} split over {n} array tasks (written by `structdr slurm`).\n\
@@ -82,14 +85,11 @@ pub fn write_scripts(spec: &Path, opts: &SlurmOptions) -> Result<Scripts> {
          #SBATCH --cpus-per-task={c}\n\
          {time}{head}#SBATCH --output={logs}/array-%A_%a.out\n\
          {common}\
-         exec {bin} run {spec_q} --results {res} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" -j \"${{SLURM_CPUS_PER_TASK:-{c}}}\" --quiet\n",
+         {run} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" -j \"${{SLURM_CPUS_PER_TASK:-{c}}}\" --quiet\n",
         spec = spec.display(),
         array = dir.join("array.sbatch").display(),
         time = opts.time.as_ref().map(|t| format!("#SBATCH --time={t}\n")).unwrap_or_default(),
         logs = logs.display(),
-        bin = sh(&binary.display().to_string()),
-        spec_q = sh(&spec_abs.display().to_string()),
-        res = sh(&results.display().to_string()),
     );
     let tables = format!(
         "#!/bin/bash\n\
@@ -99,12 +99,9 @@ pub fn write_scripts(spec: &Path, opts: &SlurmOptions) -> Result<Scripts> {
          #SBATCH --cpus-per-task={c}\n\
          {head}#SBATCH --output={logs}/tables-%j.out\n\
          {common}\
-         exec {bin} run {spec_q} --results {res} --max-cells 0 -j \"${{SLURM_CPUS_PER_TASK:-{c}}}\" --fail-on-error\n",
+         {run} --max-cells 0 -j \"${{SLURM_CPUS_PER_TASK:-{c}}}\" --fail-on-error\n",
         spec = spec.display(),
         logs = logs.display(),
-        bin = sh(&binary.display().to_string()),
-        spec_q = sh(&spec_abs.display().to_string()),
-        res = sh(&results.display().to_string()),
     );
     let scripts = Scripts { array: dir.join("array.sbatch"), tables: dir.join("tables.sbatch"), logs };
     crate::atomic_write(&scripts.array, array.as_bytes())?;

@@ -87,17 +87,21 @@ struct Node {
     /// The point a leaf holds (`u32::MAX`: none); further points at the same position add mass.
     point: u32,
 }
-// (`sx`, `sy`: the sums of the positions while building, the centre of mass after.)
+// (`sx`, `sy`: the sums of the positions of the points in the cell.)
 
 /// Nesting limit: points closer than `side / 2^MAX_DEPTH` share a leaf (their mass adds).
 const MAX_DEPTH: usize = 48;
 
-/// A quadtree over the rows of `y` (N x 2) with every node's centre of mass.
+/// A quadtree over the rows of `y` (N x 2), as a traversal reads it: per node
+/// `[centre of mass x, y, mass, side^2]` and the index of its first child (0: a leaf).
 pub struct QuadTree {
-    nodes: Vec<Node>,
-    /// What a traversal reads, packed: per node `[com x, com y, mass, side^2]` and the first child.
     packed: Vec<[f64; 4]>,
     first_child: Vec<u32>,
+}
+
+/// The tree while points are inserted (cell centres and sizes, position sums, leaf points).
+struct Builder {
+    nodes: Vec<Node>,
 }
 
 impl QuadTree {
@@ -113,21 +117,52 @@ impl QuadTree {
         }
         let half = 0.5 * (x1 - x0).max(y1 - y0).max(f64::MIN_POSITIVE) * (1.0 + 1e-9);
         let root = Node { cx: 0.5 * (x0 + x1), cy: 0.5 * (y0 + y1), half, mass: 0.0, sx: 0.0, sy: 0.0, first_child: 0, point: u32::MAX };
-        let mut t = QuadTree { nodes: Vec::with_capacity(2 * n + 1), packed: Vec::new(), first_child: Vec::new() };
-        t.nodes.push(root);
+        let mut b = Builder { nodes: Vec::with_capacity(2 * n + 1) };
+        b.nodes.push(root);
         for i in 0..n {
-            t.insert(i, y[[i, 0]], y[[i, 1]], y);
+            b.insert(i, y[[i, 0]], y[[i, 1]], y);
         }
         // sums -> centres of mass, once, rather than a division at every visit
-        for nd in t.nodes.iter_mut().filter(|nd| nd.mass > 0.0) {
-            nd.sx /= nd.mass;
-            nd.sy /= nd.mass;
+        let com = |nd: &Node| if nd.mass > 0.0 { (nd.sx / nd.mass, nd.sy / nd.mass) } else { (nd.sx, nd.sy) };
+        QuadTree {
+            packed: b.nodes.iter().map(|nd| [com(nd).0, com(nd).1, nd.mass, 4.0 * nd.half * nd.half]).collect(),
+            first_child: b.nodes.iter().map(|nd| nd.first_child).collect(),
         }
-        t.packed = t.nodes.iter().map(|nd| [nd.sx, nd.sy, nd.mass, 4.0 * nd.half * nd.half]).collect();
-        t.first_child = t.nodes.iter().map(|nd| nd.first_child).collect();
-        t
     }
 
+    /// `(sum_j w_ij, sum_j w_ij^2 (y_i - y_j))` over `j != i` for the point at `(px, py)`, with
+    /// cells of side/distance below `theta` taken whole.
+    fn repulsion(&self, px: f64, py: f64, theta2: f64, stack: &mut Vec<usize>) -> (f64, f64, f64) {
+        let (mut z, mut fx, mut fy) = (0.0, 0.0, 0.0);
+        stack.clear();
+        stack.push(0);
+        while let Some(k) = stack.pop() {
+            let [mx, my, mass, side2] = self.packed[k];
+            let (dx, dy) = (px - mx, py - my);
+            let d2 = dx * dx + dy * dy;
+            let first = self.first_child[k] as usize;
+            if first == 0 || side2 < theta2 * d2 {
+                // a leaf at distance 0 holds the point itself (and any duplicates of it)
+                let mass = if first == 0 && d2 == 0.0 { mass - 1.0 } else { mass };
+                let w = 1.0 / (1.0 + d2);
+                let mw = mass * w;
+                z += mw;
+                fx += mw * w * dx;
+                fy += mw * w * dy;
+            } else {
+                // children in reverse, so they are visited in quadrant order; empty ones skipped
+                for c in (first..first + 4).rev() {
+                    if self.packed[c][2] > 0.0 {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+        (z, fx, fy)
+    }
+}
+
+impl Builder {
     fn child_of(&self, node: usize, px: f64, py: f64) -> usize {
         let nd = &self.nodes[node];
         nd.first_child as usize + usize::from(px >= nd.cx) + 2 * usize::from(py >= nd.cy)
@@ -177,37 +212,6 @@ impl QuadTree {
             m.sy += py;
             node = self.child_of(node, px, py);
         }
-    }
-
-    /// `(sum_j w_ij, sum_j w_ij^2 (y_i - y_j))` over `j != i` for the point at `(px, py)`, with
-    /// cells of side/distance below `theta` taken whole.
-    fn repulsion(&self, px: f64, py: f64, theta2: f64, stack: &mut Vec<usize>) -> (f64, f64, f64) {
-        let (mut z, mut fx, mut fy) = (0.0, 0.0, 0.0);
-        stack.clear();
-        stack.push(0);
-        while let Some(k) = stack.pop() {
-            let [mx, my, mass, side2] = self.packed[k];
-            let (dx, dy) = (px - mx, py - my);
-            let d2 = dx * dx + dy * dy;
-            let first = self.first_child[k] as usize;
-            if first == 0 || side2 < theta2 * d2 {
-                // a leaf at distance 0 holds the point itself (and any duplicates of it)
-                let mass = if first == 0 && d2 == 0.0 { mass - 1.0 } else { mass };
-                let w = 1.0 / (1.0 + d2);
-                let mw = mass * w;
-                z += mw;
-                fx += mw * w * dx;
-                fy += mw * w * dy;
-            } else {
-                // children in reverse, so they are visited in quadrant order; empty ones skipped
-                for c in (first..first + 4).rev() {
-                    if self.packed[c][2] > 0.0 {
-                        stack.push(c);
-                    }
-                }
-            }
-        }
-        (z, fx, fy)
     }
 }
 
