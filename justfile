@@ -149,6 +149,10 @@ bench:
 bench-tsne: build
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 benches/tsne_peers.py target/release/structdr
 
+# t-SNE's FFT gradient against openTSNE's FFT mode on one core, both in one run (Fashion-MNIST, 70,000 points, PCA to 50).
+bench-tsne-fft: build
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 benches/tsne_fft_peers.py target/release/structdr
+
 # libFuzzer on every parser (nightly toolchain + `cargo install cargo-fuzz`): each target runs SECS
 # seconds on its committed corpus fuzz/corpus/<target>/, which grows; a crash, a hang over 10 s or
 # an allocation over 2 GiB stops it with the input in fuzz/artifacts/<target>/ (logs: fuzz/logs/).

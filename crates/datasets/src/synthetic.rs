@@ -102,6 +102,16 @@ static GENERATORS: &[GeneratorInfo] = &[
         params: &[("n", 200.0, N_DOC), ("noise", 0.02, NOISE_DOC), ("turns", 2.0, "number of turns")],
     },
     GeneratorInfo {
+        name: "zigzag",
+        summary: "2-D zigzag (stand-in for Kegl et al. 2000's Zigzag sample, SPL paper Fig. 2): u ~ U[0,1), x = u, y = amplitude tri(segments u), tri the unit triangle wave",
+        params: &[
+            ("n", 200.0, N_DOC),
+            ("noise", 0.02, NOISE_DOC),
+            ("segments", 4.0, "number of straight segments (integer >= 1)"),
+            ("amplitude", 0.5, "height of the zigzag"),
+        ],
+    },
+    GeneratorInfo {
         name: "distorted_s",
         summary:
             "distorted S-shape (stand-in for Kegl et al. 2000's DistortedSShape): a = 3 pi (t - 1/2), y = sign(a)(cos a - 1), x = sin a (1 + distortion y / 2)",
@@ -369,6 +379,30 @@ fn spiral(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
     Ok(Out { x, labels, t: Some(t), note: None })
 }
 
+/// zigzag (stand-in for the Zigzag sample of Kégl et al. 2000, not available): `u ~ U[0,1)`,
+/// `a = segments u`, `x = u`, `y = amplitude tri(a)` with `tri(a) = frac(a)` on even segments and
+/// `1 - frac(a)` on odd ones, plus `noise * N(0, I_2)`; `t = u` (all segments have one length, so
+/// the points are uniform by arc length).
+fn zigzag(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let noise = p.nonneg("noise")?;
+    let segments = p.count("segments", 1)? as f64;
+    let amplitude = p.positive("amplitude")?;
+    let mut x = Array2::zeros((n, 2));
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let u: f64 = rng.gen();
+        let a = segments * u;
+        let frac = a - a.floor();
+        let tri = if (a.floor() as i64) % 2 == 0 { frac } else { 1.0 - frac };
+        x[[i, 0]] = u + noise * gauss(rng);
+        x[[i, 1]] = amplitude * tri + noise * gauss(rng);
+        t.push(u);
+    }
+    let labels = t.iter().map(|&v| quarter(v, 0.0, 1.0)).collect();
+    Ok(Out { x, labels, t: Some(t), note: None })
+}
+
 /// distorted S (stand-in for the DistortedSShape set of Kégl et al. 2000, whose sample is not
 /// available): `t ~ U[0,1)`, `a = 3 pi (t - 1/2)`, `y = sign(a) (cos a - 1)`,
 /// `x = sin a (1 + distortion y / 2)`, plus `noise * N(0, I_2)`.
@@ -563,6 +597,7 @@ pub fn generate(name: &str, params: &BTreeMap<String, f64>, seed: u64) -> Result
         "twinpeaks" => twinpeaks(&p, &mut rng),
         "two_moons" => two_moons(&p, &mut rng),
         "spiral" => spiral(&p, &mut rng),
+        "zigzag" => zigzag(&p, &mut rng),
         "distorted_s" => distorted_s(&p, &mut rng),
         "circle" => circle(&p, &mut rng),
         "tree" => tree(&p, &mut rng),
@@ -683,6 +718,7 @@ mod tests {
         for (g, k) in [
             ("helix", 4),
             ("spiral", 4),
+            ("zigzag", 4),
             ("circle", 4),
             ("distorted_s", 4),
             ("tree", 6),
@@ -735,6 +771,14 @@ mod tests {
             let r = ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt();
             assert!((r - 1.0).abs() < 1e-12);
             assert!(if l == 0 { p[1] >= -1e-12 } else { p[1] <= 0.5 + 1e-12 });
+        }
+        // Zigzag without noise: on the triangle wave through (0, 0), (1/4, 1/2), (1/2, 0), ...
+        let d = gen("zigzag", &[("noise", 0.0)], 5);
+        for p in d.x.rows() {
+            let a = 4.0 * p[0];
+            let k = a.floor();
+            let expect = 0.5 * if k as i64 % 2 == 0 { a - k } else { 1.0 - (a - k) };
+            assert!((p[1] - expect).abs() < 1e-12 && (0.0..=0.5).contains(&p[1]));
         }
         // Tree without noise: t grows along the branches, trunk points have x = 0.
         let d = gen("tree", &[("noise", 0.0)], 4);
