@@ -2,6 +2,7 @@
 //! samples through a convex dual, and their shared pair dual ([`pair_dual`]).
 
 pub mod esl;
+pub mod meu;
 pub mod mpme;
 pub mod pair_dual;
 pub mod spl;
