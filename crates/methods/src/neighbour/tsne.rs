@@ -405,7 +405,7 @@ impl Embedder for Tsne {
 pub(crate) fn info() -> MethodInfo {
     MethodInfo {
         name: "tsne",
-        summary: "t-SNE: p_ij = (p_(j|i) + p_(i|j)) / 2N from perplexity-u affinities, q_ij ∝ (1 + ||y_i - y_j||^2)^-1, min KL(P || Q) by gradient descent with momentum and gains (exact gradient 4 sum_j (alpha p_ij - q_ij) w_ij (y_i - y_j)).",
+        summary: "t-SNE: p_ij = (p_(j|i) + p_(i|j)) / 2N from perplexity-u affinities, q_ij ∝ (1 + ||y_i - y_j||^2)^-1, min KL(P || Q) by gradient descent with momentum and gains; gradient 4 sum_j (alpha p_ij - q_ij) w_ij (y_i - y_j) exact, by Barnes-Hut or by FFT interpolation.",
         reference: "van der Maaten & Hinton, Visualizing data using t-SNE, JMLR 2008; optimiser as scikit-learn / openTSNE",
         version: 1,
         output: OutputKind::Embedding,

@@ -116,10 +116,14 @@ fn colouring_of(by: spec::ColourBy, data: &structdr_datasets::Dataset, fit: &str
         ColourBy::Label => {
             render::Colouring::Labels { values: data.labels.clone().ok_or("colour = \"label\": the data set has no labels")?, name: "class".into() }
         }
-        ColourBy::Manifold => render::Colouring::Continuous {
-            values: data.t.clone().ok_or("colour = \"manifold\": the data set has no manifold coordinate (synthetic sets only)")?,
-            name: MANIFOLD.into(),
-        },
+        ColourBy::Manifold => {
+            // each set's own coordinate range mapped to [0, 1], so panels of several sets (a helix's
+            // angle runs to 2 pi, a spiral's position to 1) share one colour bar
+            let t = data.t.as_ref().ok_or("colour = \"manifold\": the data set has no manifold coordinate (synthetic sets only)")?;
+            let (lo, hi) = t.iter().filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+            let values = t.iter().map(|&v| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 }).collect();
+            render::Colouring::Continuous { values, name: format!("{MANIFOLD} (0 = start, 1 = end of each set)") }
+        }
         ColourBy::Components => render::Colouring::Labels {
             values: fit.components.as_ref().ok_or("colour = \"components\": the method returns no connected components")?.iter().map(|&c| c as i64).collect(),
             name: "learned component".into(),
