@@ -30,6 +30,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::principal::rpg::info_l1(),
             crate::principal::rpg::info_landmark(),
             crate::neighbour::tsne::info(),
+            crate::spectral::smce::info(),
         ]
     })
 }
