@@ -31,6 +31,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::principal::rpg::info_landmark(),
             crate::neighbour::tsne::info(),
             crate::structure::meu::info(),
+            crate::spectral::smce::info(),
         ]
     })
 }

@@ -7,3 +7,4 @@ pub mod le;
 pub mod lle;
 pub mod pca;
 pub mod rproj;
+pub mod smce;
