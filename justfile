@@ -76,6 +76,11 @@ figures-trees: figures-rpg figures-ddrtree figures-landmark
 figures-mpme: build
     {{bin}} run experiments/mpme_sensitivity.toml
 
+# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MEU, LE, LLE, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, MEU, t-SNE); about a minute.
+figures-comparison: build
+    {{bin}} run experiments/spl_fig2.toml
+    {{bin}} run experiments/mpme_fig5.toml
+
 # SPL on the distorted S over gamma and C: embeddings and learned S with nz (SPL paper Fig. 1).
 figures-spl: build
     {{bin}} run experiments/spl_sensitivity.toml
@@ -94,7 +99,7 @@ figures-usps1: build
     {{bin}} run experiments/usps1.toml
 
 # Every figure of the papers' claims (issue 4); summary in results/claims_issue4.md.
-figures-density: figures-mpme figures-spl figures-esl figures-fsl figures-usps1
+figures-density: figures-mpme figures-spl figures-esl figures-fsl figures-usps1 figures-comparison
 
 # Own data + external methods: a swiss roll written as a CSV, then PCA / LE / rproj (Rust) beside
 # classical MDS (numpy) and t-SNE (scikit-learn) with 5 seeds: results/external_demo/table.md.

@@ -399,7 +399,8 @@ pub enum ColourBy {
     Auto,
     /// The data set's labels.
     Label,
-    /// The position along the manifold of a synthetic set (continuous scale).
+    /// The position along the manifold of a synthetic set, each set's range mapped to [0, 1] (a
+    /// continuous scale shared by all panels); a set without one shows its labels.
     Manifold,
     /// The connected component the method assigned to each sample (`Fitted.components`).
     Components,

@@ -119,7 +119,12 @@ fn colouring_of(by: spec::ColourBy, data: &structdr_datasets::Dataset, fit: &str
         ColourBy::Manifold => {
             // each set's own coordinate range mapped to [0, 1], so panels of several sets (a helix's
             // angle runs to 2 pi, a spiral's position to 1) share one colour bar
-            let t = data.t.as_ref().ok_or("colour = \"manifold\": the data set has no manifold coordinate (synthetic sets only)")?;
+            let Some(t) = data.t.as_ref() else {
+                // a set without one (three clusters) shows its classes, named so in the legend
+                let labels =
+                    data.labels.clone().ok_or("colour = \"manifold\": the data set has neither a manifold coordinate (synthetic sets only) nor labels")?;
+                return Ok(render::Colouring::Labels { values: labels, name: "class (sets without a manifold coordinate)".into() });
+            };
             let (lo, hi) = t.iter().filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
             let values = t.iter().map(|&v| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 }).collect();
             render::Colouring::Continuous { values, name: format!("{MANIFOLD} (0 = start, 1 = end of each set)") }
