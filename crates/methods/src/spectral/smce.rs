@@ -52,7 +52,7 @@ use ndarray::{Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::Cholesky;
 use structdr_numerics::graphs::{component_sizes, connect_components, connected_components, laplacian, Disconnected};
-use structdr_numerics::neighbours::knn;
+use structdr_numerics::neighbours::{distinct_rows, knn};
 use structdr_numerics::spectral::bottom_nontrivial;
 
 const M: &str = "smce";
@@ -624,36 +624,6 @@ pub fn symmetric_edges(sw: &SparseWeights) -> Vec<(usize, usize, f64)> {
     edges
 }
 
-/// Groups equal rows (`==` on every feature, so `-0.0 == 0.0`): the first occurrence of every
-/// distinct row (ascending) and, for every row, the index of its group in that list.
-pub fn distinct_rows(x: ArrayView2<f64>) -> (Vec<usize>, Vec<usize>) {
-    let n = x.nrows();
-    let cmp = |a: usize, b: usize| {
-        x.row(a).iter().zip(x.row(b).iter()).map(|(p, q)| p.partial_cmp(q).expect("finite data")).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
-    };
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
-    let mut rep_of = vec![0usize; n];
-    let mut start = 0;
-    while start < n {
-        let mut end = start + 1;
-        while end < n && cmp(order[start], order[end]).is_eq() {
-            end += 1;
-        }
-        for &r in &order[start..end] {
-            rep_of[r] = order[start];
-        }
-        start = end;
-    }
-    let reps: Vec<usize> = (0..n).filter(|&i| rep_of[i] == i).collect();
-    let mut id = vec![usize::MAX; n];
-    for (g, &r) in reps.iter().enumerate() {
-        id[r] = g;
-    }
-    let group = (0..n).map(|i| id[rep_of[i]]).collect();
-    (reps, group)
-}
-
 impl Embedder for Smce {
     fn name(&self) -> &'static str {
         M
@@ -1146,21 +1116,9 @@ mod tests {
             assert!(i < j && w == wij.max(wji) && w > 0.0);
         }
     }
-
-    /// 1-NN leave-one-out accuracy (ties to the lower index).
+    /// 1-NN leave-one-out accuracy (the evaluation crate's, ties to the lowest index).
     fn loo_1nn(y: &Array2<f64>, labels: &[i64]) -> f64 {
-        let n = y.nrows();
-        let hits = (0..n)
-            .filter(|&i| {
-                let j = (0..n).filter(|&j| j != i).min_by(|&a, &b| {
-                    let da: f64 = y.row(i).iter().zip(y.row(a).iter()).map(|(p, q)| (p - q).powi(2)).sum();
-                    let db: f64 = y.row(i).iter().zip(y.row(b).iter()).map(|(p, q)| (p - q).powi(2)).sum();
-                    da.total_cmp(&db).then(a.cmp(&b))
-                });
-                labels[j.unwrap()] == labels[i]
-            })
-            .count();
-        hits as f64 / n as f64
+        structdr_eval::loocv_1nn_accuracy(y.view(), labels).unwrap()
     }
 
     fn generate(name: &str, params: &[(&str, f64)], seed: u64) -> structdr_datasets::Dataset {

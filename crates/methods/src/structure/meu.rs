@@ -106,7 +106,7 @@ use ndarray::{Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
 use structdr_linalg::{canonicalize_signs, eigh_bottom, LinalgError};
-use structdr_numerics::neighbours::{knn, symmetrised_edges, Knn};
+use structdr_numerics::neighbours::{distinct_rows, knn, symmetrised_edges, Knn};
 use structdr_numerics::optim::{minimize, BoundedOptions, BoundedResult, Solver};
 
 const NAME: &str = "meu";
@@ -207,37 +207,6 @@ pub struct MeuProblem {
     adj: Vec<(usize, usize)>,
 }
 
-/// Groups of coincident samples: the components of the K-NN pairs at distance 0 (union-find),
-/// numbered by their lowest sample. Returns the node of every sample and the number of nodes.
-fn coincident_groups(n: usize, edges: &[(usize, usize, f64)]) -> (Vec<usize>, usize) {
-    fn find(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
-    let mut parent: Vec<usize> = (0..n).collect();
-    for &(i, j, phi) in edges {
-        if phi == 0.0 {
-            let (a, b) = (find(&mut parent, i), find(&mut parent, j));
-            // the lower index becomes the root, so every root is its group's lowest sample
-            parent[a.max(b)] = a.min(b);
-        }
-    }
-    let mut node = vec![usize::MAX; n];
-    let mut count = 0;
-    for i in 0..n {
-        let r = find(&mut parent, i);
-        if node[r] == usize::MAX {
-            node[r] = count;
-            count += 1;
-        }
-        node[i] = node[r];
-    }
-    (node, count)
-}
-
 impl MeuProblem {
     /// Sets up the problem on data `x` (N x p, centred here) and its K-NN search `knn` (the graph
     /// is the symmetrised one; coincident samples are merged into one node).
@@ -248,12 +217,14 @@ impl MeuProblem {
     /// [`MeuProblem::new`] with a chosen [`Backend`] (`Auto` is resolved here; it matters for the
     /// likelihood only).
     pub fn with_backend(x: ArrayView2<f64>, knn: &Knn, gamma: f64, objective: MeuObjective, backend: Backend) -> Result<MeuProblem> {
-        let (n, p) = x.dim();
+        let p = x.ncols();
         let mean = x.mean_axis(Axis(0)).ok_or_else(|| MethodError::Input { method: NAME, reason: "empty data".into() })?;
         let yc = &x - &mean.view().insert_axis(Axis(0));
         let yy = yc.iter().map(|v| v * v).sum();
         let sample_edges = symmetrised_edges(knn);
-        let (node, nc) = coincident_groups(n, &sample_edges);
+        // coincident samples become one node, numbered by their first occurrence
+        let (reps, node) = distinct_rows(x);
+        let nc = reps.len();
         if nc < 2 {
             return Err(MethodError::Degenerate { method: NAME, reason: "constant data: every K-NN pair coincides".into() });
         }
@@ -1057,22 +1028,9 @@ mod tests {
             assert!(worst_vec < 1e-8, "{case}: coordinates differ from KPCA by {worst_vec:.1e}");
         }
     }
-
-    /// 1-NN leave-one-out accuracy of an embedding (ties to the lowest index).
+    /// 1-NN leave-one-out accuracy (the evaluation crate's, ties to the lowest index).
     fn loocv(y: &Array2<f64>, labels: &[i64]) -> f64 {
-        let n = y.nrows();
-        let mut hits = 0;
-        for i in 0..n {
-            let mut best = (f64::INFINITY, 0);
-            for j in (0..n).filter(|&j| j != i) {
-                let d: f64 = y.row(i).iter().zip(y.row(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum();
-                if d < best.0 {
-                    best = (d, j);
-                }
-            }
-            hits += (labels[best.1] == labels[i]) as usize;
-        }
-        hits as f64 / n as f64
+        structdr_eval::loocv_1nn_accuracy(y.view(), labels).unwrap()
     }
 
     /// End to end, with the registry defaults except k: a noisy open helix unrolls into one
