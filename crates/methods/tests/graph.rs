@@ -47,6 +47,29 @@ fn knn_equals_brute_force_on_random_data() {
     }
 }
 
+/// Above 4096 points each row is pre-filtered by the k-th smallest distance of a strided sample:
+/// the neighbours and distances stay exactly the brute-force ones, also with many exact ties
+/// (every point of an integer grid three times) and with k both small and large.
+#[test]
+fn knn_equals_brute_force_on_the_sampled_path() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
+    let mut rows = Vec::new();
+    for t in 0..4200 {
+        if t < 2700 {
+            rows.push([((t / 3) % 30) as f64, ((t / 3) / 30) as f64, 0.0]);
+        } else {
+            rows.push([rng.gen_range(0.0..30.0), rng.gen_range(0.0..30.0), rng.gen_range(-1.0..1.0)]);
+        }
+    }
+    let x = Array2::from_shape_vec((rows.len(), 3), rows.concat()).unwrap();
+    for k in [1, 7, 90] {
+        let g = knn(x.view(), k).unwrap();
+        let (bi, bd) = brute(x.view(), k);
+        assert_eq!(g.indices, bi, "k = {k}");
+        assert_eq!(g.sq_dists, bd, "k = {k}");
+    }
+}
+
 #[test]
 fn knn_with_duplicates_and_ties_goes_to_the_lowest_index() {
     // Integer grid with every point repeated: exact zero distances and many exact ties.

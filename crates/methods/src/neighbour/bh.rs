@@ -225,6 +225,24 @@ pub fn kl_and_gradient_bh(p: &SparseP, y: ArrayView2<f64>, alpha: f64, theta: f6
     let z: f64 = rep.iter().map(|r| r.0).sum();
     let yc = y.as_standard_layout();
     let ys = yc.as_slice().expect("standard layout");
+    combine_with_attraction(p, ys, z, alpha, grad, with_kl, |i| (rep[i].1, rep[i].2))
+}
+
+/// The 2-D gradient from a repulsion: `dC/dy_i = 4 [ alpha sum_j p_ij w_ij (y_i - y_j) - r_i / Z ]`
+/// into `grad`, where `r_i = sum_j w_ij^2 (y_i - y_j)` comes from `repulsion(i)` (Barnes-Hut or
+/// FFT) and the attraction runs over the non-zeros of the sparse P; with `with_kl` the
+/// KL(P || Q) = `sum_ij p_ij ln(p_ij Z / w_ij)` of the unexaggerated P (NaN without). `ys` holds
+/// the embedding row by row (N x 2).
+pub(crate) fn combine_with_attraction(
+    p: &SparseP,
+    ys: &[f64],
+    z: f64,
+    alpha: f64,
+    grad: &mut Array2<f64>,
+    with_kl: bool,
+    repulsion: impl Fn(usize) -> (f64, f64),
+) -> f64 {
+    let n = ys.len() / 2;
     let rows: Vec<(f64, f64, f64)> = (0..n)
         .into_par_iter()
         .map(|i| {
@@ -248,8 +266,9 @@ pub fn kl_and_gradient_bh(p: &SparseP, y: ArrayView2<f64>, alpha: f64, theta: f6
     for i in 0..n {
         let (ax, ay, k) = rows[i];
         kl += k;
-        grad[[i, 0]] = 4.0 * (alpha * ax - rep[i].1 / z);
-        grad[[i, 1]] = 4.0 * (alpha * ay - rep[i].2 / z);
+        let (rx, ry) = repulsion(i);
+        grad[[i, 0]] = 4.0 * (alpha * ax - rx / z);
+        grad[[i, 1]] = 4.0 * (alpha * ay - ry / z);
     }
     if with_kl {
         kl

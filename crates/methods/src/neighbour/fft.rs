@@ -33,7 +33,7 @@
 //! Deterministic: the charges are spread point by point in index order; the FFTs run row by row
 //! (rows in parallel, each independent) and the potentials are read back per point.
 
-use super::bh::SparseP;
+use super::bh::{combine_with_attraction, SparseP};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use realfft::num_complex::Complex;
@@ -269,38 +269,7 @@ pub fn kl_and_gradient_fft(p: &SparseP, y: ArrayView2<f64>, alpha: f64, grid: &I
     let phi = potentials(&u, &v, side, grid);
     let z: f64 =
         (0..n).map(|i| (1.0 + u[i] * u[i] + v[i] * v[i]) * phi[i][0] - 2.0 * (u[i] * phi[i][1] + v[i] * phi[i][2]) + phi[i][3]).sum::<f64>() - n as f64;
-    let rows: Vec<(f64, f64, f64)> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let (yi0, yi1) = (ys[2 * i], ys[2 * i + 1]);
-            let (mut ax, mut ay, mut kl) = (0.0, 0.0, 0.0);
-            for e in p.offsets[i]..p.offsets[i + 1] {
-                let j = p.cols[e];
-                let (dx, dy) = (yi0 - ys[2 * j], yi1 - ys[2 * j + 1]);
-                let w = 1.0 / (1.0 + dx * dx + dy * dy);
-                let pij = p.vals[e];
-                ax += pij * w * dx;
-                ay += pij * w * dy;
-                if with_kl && pij > 0.0 {
-                    kl += pij * (pij * z / w).ln();
-                }
-            }
-            (ax, ay, kl)
-        })
-        .collect();
-    let mut kl = 0.0;
-    for i in 0..n {
-        let (ax, ay, k) = rows[i];
-        kl += k;
-        let (rx, ry) = (u[i] * phi[i][0] - phi[i][1], v[i] * phi[i][0] - phi[i][2]);
-        grad[[i, 0]] = 4.0 * (alpha * ax - rx / z);
-        grad[[i, 1]] = 4.0 * (alpha * ay - ry / z);
-    }
-    if with_kl {
-        kl
-    } else {
-        f64::NAN
-    }
+    combine_with_attraction(p, ys, z, alpha, grad, with_kl, |i| (u[i] * phi[i][0] - phi[i][1], v[i] * phi[i][0] - phi[i][2]))
 }
 
 #[cfg(test)]

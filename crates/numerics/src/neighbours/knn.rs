@@ -32,6 +32,9 @@ impl Knn {
 
 /// Rows per GEMM block: about 32 MB of distances per block, at most 256 rows (a function of N only,
 /// so results never depend on the number of threads).
+/// Size of the strided sample whose k-th smallest distance pre-filters a row before the selection.
+const SAMPLE: usize = 2048;
+
 pub(crate) fn block_rows(n: usize) -> usize {
     (4_000_000 / n.max(1)).clamp(1, 256)
 }
@@ -79,15 +82,27 @@ pub fn knn(x: ArrayView2<f64>, k: usize) -> Result<Knn> {
             let mut idx = Vec::with_capacity((hi - lo) * k);
             let mut dist = Vec::with_capacity((hi - lo) * k);
             let mut buf: Vec<(f64, usize)> = Vec::with_capacity(n);
+            let mut sample: Vec<f64> = Vec::with_capacity(SAMPLE);
             let mut cand: Vec<(f64, usize)> = Vec::with_capacity(2 * k);
             for (r, drow) in d.rows().into_iter().enumerate() {
                 let i = lo + r;
+                let drow = drow.as_slice().expect("rows of a standard-layout matrix");
+                // Any k candidates bound the k-th smallest from above: the k-th smallest of an
+                // evenly strided sample is such a bound, and only the entries up to it (about
+                // N k / SAMPLE of them) go through the selection, not all N.
+                let bound = if k < SAMPLE / 2 && n > 2 * SAMPLE {
+                    sample.clear();
+                    sample.extend((0..SAMPLE).map(|t| t * n / SAMPLE).filter(|&j| j != i).map(|j| drow[j]));
+                    *sample.select_nth_unstable_by(k - 1, f64::total_cmp).1
+                } else {
+                    f64::INFINITY
+                };
                 buf.clear();
-                buf.extend(drow.iter().enumerate().filter(|&(j, _)| j != i).map(|(j, &v)| (v, j)));
+                buf.extend(drow.iter().enumerate().filter(|&(j, &v)| v <= bound && j != i).map(|(j, &v)| (v, j)));
                 let (_, kth, _) = buf.select_nth_unstable_by(k - 1, by_dist_then_index);
                 let tau = kth.0 + slack(norms[i]);
                 cand.clear();
-                cand.extend(buf.iter().filter(|e| e.0 <= tau).map(|&(_, j)| (exact_sq_dist(x.row(i), x.row(j)), j)));
+                cand.extend(drow.iter().enumerate().filter(|&(j, &v)| v <= tau && j != i).map(|(j, _)| (exact_sq_dist(x.row(i), x.row(j)), j)));
                 cand.sort_unstable_by(by_dist_then_index);
                 for &(v, j) in &cand[..k] {
                     idx.push(j);
