@@ -3,7 +3,7 @@
 //! <= 0.2 s per iteration on 2 cores. Cases: `letter.t` itself (through the registry; skipped
 //! without the data), uniform random 5000 x 16 (intrinsic dimension 16, the worst case for fill)
 //! and a 2-D sheet embedded in 16-D (low intrinsic dimension).
-//! Run: `STRUCTDR_MIRROR=/work/shared/datasets OPENBLAS_CORETYPE=SKYLAKEX cargo bench -p structdr-methods --bench spl`
+//! Run: `STRUCTDR_MIRROR=../shared/datasets OPENBLAS_CORETYPE=SKYLAKEX cargo bench -p structdr-methods --bench spl`
 //! (add `-- spl_letter` for the letter case only).
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -89,7 +89,7 @@ fn bench_case(c: &mut Criterion, name: &str, x: Array2<f64>, dim: usize) {
 }
 
 /// The issue-4 case: LIBSVM `letter.t` (5000 x 16, the paper's Letter), through the registry
-/// (`STRUCTDR_MIRROR=/work/shared/datasets` or a fetched `data/`); skipped when unavailable.
+/// (`STRUCTDR_MIRROR=../shared/datasets` or a fetched `data/`); skipped when unavailable.
 fn letter() -> Option<Array2<f64>> {
     match structdr_datasets::load::load("letter.t", &structdr_datasets::download::FetchOptions::from_env()) {
         Ok(ds) => Some(ds.x),

@@ -1,6 +1,6 @@
 //! Check of the ESL claim on COIL20 (001 Fig. 7: perplexity u = 10, lambda = 0.83 gives 22
 //! disconnected components, 20 of them matching the objects). Loads `coil20` through
-//! structdr-datasets (set `STRUCTDR_MIRROR=/work/shared/datasets STRUCTDR_OFFLINE=1`), runs ESL and
+//! structdr-datasets (set `STRUCTDR_MIRROR=../shared/datasets STRUCTDR_OFFLINE=1`), runs ESL and
 //! prints the components against the object labels.
 //! Run: `cargo run --release -p structdr-methods --example esl_coil20 [dim] [max_iter]`.
 

@@ -23,7 +23,7 @@ fn main() {
             p.insert("n".to_string(), 400.0);
             generate("two_moons", &p, 1).expect("two_moons")
         }
-        _ => structdr_datasets::load::load("2moons", &FetchOptions::from_env()).expect("load 2moons (set STRUCTDR_MIRROR=/work/shared/datasets)"),
+        _ => structdr_datasets::load::load("2moons", &FetchOptions::from_env()).expect("load 2moons (set STRUCTDR_MIRROR=../shared/datasets)"),
     };
     let mut ds = append_noise_features(ds, 1000, seed).expect("noise");
     let scaling = std::env::var("FSL_SCALE").unwrap_or_else(|_| "minmax".into());

@@ -8,7 +8,7 @@
 //! Algorithm 1), and the dense backend's iteration for comparison with the agreement of the two
 //! backends' objective and gradient (skip it with `--no-dense`).
 //!
-//! Run: `STRUCTDR_MIRROR=/work/shared/datasets OPENBLAS_CORETYPE=SKYLAKEX cargo run --release -p structdr-methods --example spl_timing [-- REPS] [--no-dense] [--amd-only] [--uniform]`
+//! Run: `STRUCTDR_MIRROR=../shared/datasets OPENBLAS_CORETYPE=SKYLAKEX cargo run --release -p structdr-methods --example spl_timing [-- REPS] [--no-dense] [--amd-only] [--uniform]`
 //! (`--uniform`: uniform random 5000 x 16 instead of letter, the high-fill case).
 
 use std::time::Instant;
@@ -42,7 +42,7 @@ fn main() {
         ndarray::Array2::from_shape_fn((5000, 16), |_| rng.gen_range(0.0..1.0))
     } else {
         structdr_datasets::load::load("letter.t", &structdr_datasets::download::FetchOptions::from_env())
-            .expect("load letter.t (set STRUCTDR_MIRROR=/work/shared/datasets)")
+            .expect("load letter.t (set STRUCTDR_MIRROR=../shared/datasets)")
             .x
     };
     let n = x.nrows();

@@ -160,8 +160,7 @@ pub(crate) mod testutil {
 
     /// The file `rel` of the benchmark mirror, or `None` (with a message) when it is absent.
     /// Looks in `$STRUCTDR_MIRROR` when it is a directory (relative paths are taken from the
-    /// workspace root, as the justfile sets them), then in `/work/shared/datasets` and
-    /// `<workspace>/../shared/datasets`.
+    /// workspace root, as the justfile sets them), then in `<workspace>/../shared/datasets`.
     pub fn mirror(rel: &str) -> Option<PathBuf> {
         let ws = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut roots = Vec::new();
@@ -171,7 +170,6 @@ pub(crate) mod testutil {
                 roots.push(if m.is_absolute() { m } else { ws.join(m) });
             }
         }
-        roots.push(PathBuf::from("/work/shared/datasets"));
         roots.push(ws.join("../shared/datasets"));
         for r in &roots {
             let p = r.join(rel);
