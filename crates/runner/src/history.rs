@@ -41,6 +41,34 @@ fn panel_title(id: &str) -> String {
     }
 }
 
+/// Panel titles for the ids of one figure: [`panel_title`], and where two ids would share a title
+/// (one method over a parameter list, e.g. t-SNE's two gradients), the parameters that tell them
+/// apart in parentheses.
+fn panel_titles(ids: &[&str]) -> Vec<String> {
+    let titles: Vec<String> = ids.iter().map(|id| panel_title(id)).collect();
+    let params = |id: &str| -> Vec<String> {
+        let cell = id.split_once(": ").map_or(id, |c| c.0);
+        cell.splitn(3, '/').nth(2).unwrap_or(cell).split_whitespace().skip(1).filter(|w| w.contains('=')).map(str::to_string).collect()
+    };
+    titles
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let twins: Vec<usize> = (0..ids.len()).filter(|&j| titles[j] == *t).collect();
+            if twins.len() < 2 {
+                return t.clone();
+            }
+            let shared = |w: &String| twins.iter().all(|&j| params(ids[j]).contains(w));
+            let own: Vec<String> = params(ids[i]).into_iter().filter(|w| !shared(w)).collect();
+            if own.is_empty() {
+                t.clone()
+            } else {
+                format!("{t} ({})", own.join(", "))
+            }
+        })
+        .collect()
+}
+
 /// The metric a quality cell is drawn by: the first of these it has.
 const HEADLINE: [&str; 5] = ["loocv_1nn_accuracy_components", "loocv_1nn_accuracy", "acc_mean", "trustworthiness", "nmi_mean"];
 
@@ -112,9 +140,11 @@ fn trend_figures(name: &str, entries: &[Entry], dir: &Path) -> Result<Vec<PathBu
     cells.dedup();
     let flagged = |e: &Entry, id: &str| e.regressions.iter().any(|r| r.id == id);
     let mut out = Vec::new();
+    let case_titles = panel_titles(&cases.iter().map(|c| c.as_str()).collect::<Vec<_>>());
     let speed: Vec<LinePanel> = cases
         .iter()
-        .map(|case| {
+        .zip(case_titles)
+        .map(|(case, title)| {
             let points: Vec<(f64, f64)> =
                 entries.iter().enumerate().filter_map(|(i, e)| e.speed.get(*case).filter(|s| !s.is_empty()).map(|s| ((i + 1) as f64, median(s)))).collect();
             let marks = entries
@@ -123,7 +153,7 @@ fn trend_figures(name: &str, entries: &[Entry], dir: &Path) -> Result<Vec<PathBu
                 .filter(|(_, e)| flagged(e, case))
                 .filter_map(|(i, e)| e.speed.get(*case).map(|s| ((i + 1) as f64, median(s))))
                 .collect();
-            LinePanel { title: panel_title(case), points, x_label: "run".into(), y_label: "median seconds".into(), stems: false, marks }
+            LinePanel { title, points, x_label: "run".into(), y_label: "median seconds".into(), stems: false, marks }
         })
         .collect();
     if !speed.is_empty() {
@@ -131,9 +161,11 @@ fn trend_figures(name: &str, entries: &[Entry], dir: &Path) -> Result<Vec<PathBu
             .map_err(|e| anyhow::anyhow!("speed figure: {e}"))?;
         out.push(png);
     }
+    let cell_titles = panel_titles(&cells.iter().map(|c| c.as_str()).collect::<Vec<_>>());
     let quality: Vec<LinePanel> = cells
         .iter()
-        .filter_map(|cell| {
+        .zip(cell_titles)
+        .filter_map(|(cell, title)| {
             let metric = entries.iter().find_map(|e| e.quality.get(*cell).and_then(|c| headline(&c.metrics)))?.0;
             let points: Vec<(f64, f64)> = entries
                 .iter()
@@ -146,7 +178,7 @@ fn trend_figures(name: &str, entries: &[Entry], dir: &Path) -> Result<Vec<PathBu
                 .filter(|(_, e)| flagged(e, cell))
                 .filter_map(|(i, e)| e.quality.get(*cell).and_then(|c| c.metrics.get(metric)).map(|v| ((i + 1) as f64, *v)))
                 .collect();
-            Some(LinePanel { title: panel_title(cell), points, x_label: "run".into(), y_label: metric.into(), stems: false, marks })
+            Some(LinePanel { title, points, x_label: "run".into(), y_label: metric.into(), stems: false, marks })
         })
         .collect();
     if !quality.is_empty() {
@@ -264,5 +296,8 @@ mod tests {
         assert_eq!(panel_title("nightly_speed/vehicle/spl C=1000.0 dim=6 k=10: fit"), "vehicle · spl · fit");
         assert_eq!(panel_title("q/iris/esl C=1.0 lambda=0.9"), "iris · esl");
         assert_eq!(panel_title("q/iris/rproj dim=2 #3"), "iris · rproj #3");
+        // one method over a parameter list: the differing parameters tell the panels apart
+        let ids = ["s/vehicle/tsne dim=2 gradient=barnes-hut theta=0.5: fit", "s/vehicle/tsne dim=2 gradient=fft theta=0.5: fit", "s/vehicle/spl k=10: fit"];
+        assert_eq!(panel_titles(&ids), ["vehicle · tsne · fit (gradient=barnes-hut)", "vehicle · tsne · fit (gradient=fft)", "vehicle · spl · fit"]);
     }
 }

@@ -78,7 +78,10 @@ pub fn knn(x: ArrayView2<f64>, k: usize) -> Result<Knn> {
         .map(|b| {
             let lo = b * rows;
             let hi = (lo + rows).min(n);
+            // row-major, so every row is one slice (ndarray can return the product column-major,
+            // e.g. for one feature; a copy only then)
             let d = sq_dists_between(xc.slice(s![lo..hi, ..]), xc.view());
+            let d = d.as_standard_layout();
             let mut idx = Vec::with_capacity((hi - lo) * k);
             let mut dist = Vec::with_capacity((hi - lo) * k);
             let mut buf: Vec<(f64, usize)> = Vec::with_capacity(n);
