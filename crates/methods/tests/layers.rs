@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-const FAMILIES: [&str; 4] = ["spectral", "structure", "principal", "selection"];
+const FAMILIES: [&str; 5] = ["spectral", "structure", "principal", "selection", "neighbour"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
