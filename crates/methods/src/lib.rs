@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod latent;
 pub mod neighbour;
 pub mod principal;
 pub mod registry;

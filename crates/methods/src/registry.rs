@@ -32,6 +32,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::neighbour::tsne::info(),
             crate::structure::meu::info(),
             crate::spectral::smce::info(),
+            crate::latent::gplvm::info(),
         ]
     })
 }
