@@ -5,7 +5,7 @@
 //! component labels, feature weights and the objective history.
 //!
 //! Methods live in families, one folder each ([`spectral`], [`structure`], [`principal`],
-//! [`selection`]); families import [`api`] and the lower crates (`structdr-linalg`,
+//! [`selection`], [`neighbour`], [`latent`]); families import [`api`] and the lower crates (`structdr-linalg`,
 //! `structdr-numerics`), never each other. Methods are found by name through the [`registry`]:
 //! one table maps each name to its parameter schema, version and constructor; spec validation, `structdr embed` and the generated docs all read it.
 //! Adding a method is one module, one registry entry (see `docs/adding-a-method.md`).
