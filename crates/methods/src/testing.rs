@@ -16,3 +16,22 @@ pub(crate) fn assert_gradient_matches_central_differences(mut eval: impl FnMut(&
         assert!((fd - g[k]).abs() < rtol * g[k].abs().max(1.0), "coordinate {k}: central difference {fd} vs gradient {}", g[k]);
     }
 }
+
+/// Spearman's rank correlation of two samples without ties (ranks by `total_cmp`): how well a
+/// 1-D embedding orders points along their known manifold coordinate.
+pub(crate) fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    let ranks = |v: &[f64]| {
+        let mut idx: Vec<usize> = (0..v.len()).collect();
+        idx.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
+        let mut r = vec![0.0; v.len()];
+        for (k, &i) in idx.iter().enumerate() {
+            r[i] = k as f64;
+        }
+        r
+    };
+    let (ra, rb) = (ranks(a), ranks(b));
+    let m = (a.len() as f64 - 1.0) / 2.0;
+    let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - m) * (y - m)).sum();
+    let var: f64 = ra.iter().map(|x| (x - m) * (x - m)).sum();
+    cov / var
+}

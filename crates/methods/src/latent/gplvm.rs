@@ -452,22 +452,7 @@ mod tests {
         (x, t)
     }
 
-    fn spearman(a: &[f64], b: &[f64]) -> f64 {
-        fn ranks(v: &[f64]) -> Vec<f64> {
-            let mut idx: Vec<usize> = (0..v.len()).collect();
-            idx.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
-            let mut r = vec![0.0; v.len()];
-            for (k, &i) in idx.iter().enumerate() {
-                r[i] = k as f64;
-            }
-            r
-        }
-        let (ra, rb) = (ranks(a), ranks(b));
-        let m = (a.len() as f64 - 1.0) / 2.0;
-        let num: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - m) * (y - m)).sum();
-        let den: f64 = ra.iter().map(|x| (x - m).powi(2)).sum();
-        num / den
-    }
+    use crate::testing::spearman;
 
     /// The RBF fit decreases L monotonically from the PCA start and stops for a stated reason;
     /// max_iter = 0 returns the scaled PCA scores exactly.

@@ -1038,22 +1038,7 @@ mod tests {
     /// 2-D (1-NN leave-one-out accuracy on the moon labels), for both objectives.
     #[test]
     fn embeds_a_helix_and_two_moons() {
-        let spearman = |a: &[f64], b: &[f64]| {
-            let rank = |v: &[f64]| {
-                let mut idx: Vec<usize> = (0..v.len()).collect();
-                idx.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
-                let mut r = vec![0.0; v.len()];
-                for (k, &i) in idx.iter().enumerate() {
-                    r[i] = k as f64;
-                }
-                r
-            };
-            let (ra, rb) = (rank(a), rank(b));
-            let m = (a.len() as f64 - 1.0) / 2.0;
-            let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - m) * (y - m)).sum();
-            let var: f64 = ra.iter().map(|x| (x - m) * (x - m)).sum();
-            cov / var
-        };
+        use crate::testing::spearman;
         let (x, t) = helix(300, 0.05, 10);
         let mut params = BTreeMap::new();
         params.insert("n".to_string(), 300.0);
