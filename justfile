@@ -76,7 +76,7 @@ figures-trees: figures-rpg figures-ddrtree figures-landmark
 figures-mpme: build
     {{bin}} run experiments/mpme_sensitivity.toml
 
-# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MEU, LE, LLE, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, MEU, t-SNE); about a minute.
+# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, GPLVM, MEU, t-SNE); about a minute.
 figures-comparison: build
     {{bin}} run experiments/spl_fig2.toml
     {{bin}} run experiments/mpme_fig5.toml
