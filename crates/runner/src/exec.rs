@@ -331,12 +331,20 @@ pub fn run(
                     mine.push(i); // the same cell in a second row: evaluated once below
                     continue;
                 }
-                if let Some(r) = store.get(&cell.hash).filter(|r| replaced.get(&cell.hash) != Some(&(r.finished_at, r.fit_seconds.to_bits()))) {
+                let finished = || store.get(&cell.hash).filter(|r| replaced.get(&cell.hash) != Some(&(r.finished_at, r.fit_seconds.to_bits())));
+                if let Some(r) = finished() {
                     out.push((i, Outcome::Finished(r)));
                     continue;
                 }
                 match store.claim(&cell.hash) {
                     Ok(ClaimOutcome::Mine(g)) => {
+                        // Another run may have finished the cell and released its claim between
+                        // the look above and this claim: look again now that the claim is ours.
+                        if let Some(r) = finished() {
+                            drop(g);
+                            out.push((i, Outcome::Finished(r)));
+                            continue;
+                        }
                         guards.push(g);
                         mine.push(i);
                     }
