@@ -104,7 +104,6 @@ fn potentials(u: &[f64], v: &[f64], side: f64, grid: &InterpolationGrid) -> Vec<
     let mut charges = vec![vec![0.0f64; m * m]; 4];
     let mut wu = vec![0.0; p];
     let mut wv = vec![0.0; p];
-    let mut located = Vec::with_capacity(n);
     for i in 0..n {
         let (a0, b0) = (locate(u[i], &mut wu), locate(v[i], &mut wv));
         let q = [1.0, u[i], v[i], u[i] * u[i] + v[i] * v[i]];
@@ -117,7 +116,6 @@ fn potentials(u: &[f64], v: &[f64], side: f64, grid: &InterpolationGrid) -> Vec<
                 }
             }
         }
-        located.push((a0, b0));
     }
     // 3. the kernel at node offsets, circularly: offset o for index o < g, o - m above g (index g unused)
     let offset = |i: usize| -> f64 {
@@ -153,9 +151,7 @@ fn potentials(u: &[f64], v: &[f64], side: f64, grid: &InterpolationGrid) -> Vec<
         .map_init(
             || (vec![0.0; p], vec![0.0; p]),
             |(wu, wv), i| {
-                let (a0, b0) = located[i];
-                locate(u[i], wu);
-                locate(v[i], wv);
+                let (a0, b0) = (locate(u[i], wu), locate(v[i], wv));
                 let mut phi = [0.0; 4];
                 for a in 0..p {
                     for b in 0..p {

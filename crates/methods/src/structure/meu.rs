@@ -1167,7 +1167,7 @@ mod tests {
     /// (`MEU_DATA` (a registry name), `MEU_K`, `MEU_OBJECTIVE`, `MEU_DIM`, `MEU_MAX_ITER`, `MEU_TOL`
     /// override the case).
     #[test]
-    #[ignore]
+    #[ignore = "a timing printout on the Letter data set for the parity note (reads the data mirror), not a check"]
     fn letter_timing() {
         use std::time::Instant;
         structdr_linalg::blas::set_num_threads(1);
