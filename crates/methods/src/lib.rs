@@ -34,6 +34,7 @@ pub mod registry;
 pub mod selection;
 pub mod spectral;
 pub mod structure;
+pub mod unfolding;
 #[cfg(test)]
 mod testing;
 

@@ -33,6 +33,9 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::structure::meu::info(),
             crate::spectral::smce::info(),
             crate::latent::gplvm::info(),
+            crate::unfolding::mvu::info_mvu(),
+            crate::unfolding::mvu::info_mvu_ineq(),
+            crate::unfolding::mvu::info_mvu2(),
         ]
     })
 }

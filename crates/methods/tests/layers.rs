@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-const FAMILIES: [&str; 6] = ["spectral", "structure", "principal", "selection", "neighbour", "latent"];
+const FAMILIES: [&str; 7] = ["spectral", "structure", "principal", "selection", "neighbour", "latent", "unfolding"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -1,0 +1,256 @@
+//! MVU, MVUineq and MVU2: maximum variance unfolding (Weinberger & Saul 2004, 2006) and its two
+//! relaxations, solved exactly (to a certified duality gap) by [`super::sdp`].
+//!
+//! With the symmetrised k-NN graph `E` of the data and `d_ij = ||x_i - x_j||^2` on its edges:
+//!
+//! - `mvu`: `max tr(K)  s.t.  K PSD, sum_ij K_ij = 0, K_ii + K_jj - 2 K_ij = d_ij  ((i,j) in E)`;
+//! - `mvu-ineq`: the same with `K_ii + K_jj - 2 K_ij <= d_ij` (distances may shrink);
+//! - `mvu2`: `max tr(K) - nu sum_E (K_ii + K_jj - 2 K_ij - d_ij)^2  s.t.  K PSD, sum_ij K_ij = 0`
+//!   (an l2 penalty on the distance slacks), with `nu` in units where the mean `d_ij` over `E`
+//!   is 1 (the data are scaled by one factor before the solve and the embedding scaled back, so
+//!   `nu` means the same on every data set).
+//!
+//! The embedding is kernel PCA on the learned `K = Y Y^T`: the top-d eigenvectors scaled by the
+//! square roots of their eigenvalues, computed from the r x r matrix `Y^T Y` (never N x N).
+//! The factor starts from the data's top principal components (which satisfy every inequality
+//! constraint). Notes report the certificate: `tr(K)`, the dual bound, the relative duality gap,
+//! the constraint residual and the factorisation rank.
+
+use super::sdp::{DistanceConstraint, DistanceSdp, SdpOptions, SdpSolution};
+use crate::api::info::{dim, disconnected_param, float, float_in, int, MethodInfo};
+use crate::api::params::open;
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use ndarray::{Array2, ArrayView2};
+use structdr_linalg::{canonicalize_signs, eigh_top, Pca as PcaBasis};
+use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
+
+/// Largest N of the full SDP: the certificate's eigenproblem is dense N x N (O(N^3), 8 N^2
+/// bytes). Larger data sets use `landmark-mvu`.
+pub const MVU_MAX_N: usize = 6000;
+
+/// Which member of the family.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MvuVariant {
+    /// Distances on the graph kept exactly.
+    Equality,
+    /// Distances may shrink.
+    Inequality,
+    /// l2 penalty `nu` on the distance slacks.
+    L2,
+}
+
+/// MVU / MVUineq / MVU2 with parameters `dim`, `k`, (`nu`), `disconnected`, `gap_tol`, `max_rank`.
+#[derive(Debug, Clone)]
+pub struct Mvu {
+    /// Which variant.
+    pub variant: MvuVariant,
+    /// Target dimension d.
+    pub dim: usize,
+    /// Neighbours per sample of the constraint graph.
+    pub k: usize,
+    /// MVU2's slack penalty (unused otherwise).
+    pub nu: f64,
+    /// What to do with a disconnected k-NN graph (MVU is unbounded on one).
+    pub disconnected: Disconnected,
+    /// Relative duality gap the solve must certify.
+    pub gap_tol: f64,
+    /// Largest factorisation rank.
+    pub max_rank: usize,
+}
+
+impl Mvu {
+    fn method(&self) -> &'static str {
+        match self.variant {
+            MvuVariant::Equality => "mvu",
+            MvuVariant::Inequality => "mvu-ineq",
+            MvuVariant::L2 => "mvu2",
+        }
+    }
+}
+
+/// Top-`dim` kernel principal components of `K = Y Y^T` from the r x r `Y^T Y`: `Y V_d`, whose
+/// columns are `sqrt(lambda_k) u_k`. Columns beyond the rank of `Y` are zero.
+pub fn kernel_pca_of_factor(y: ArrayView2<f64>, dim: usize) -> Result<(Array2<f64>, Vec<f64>)> {
+    let (n, r) = y.dim();
+    let take = dim.min(r);
+    let e = eigh_top(y.t().dot(&y).view(), take).map_err(numerical("mvu"))?;
+    let mut emb = Array2::<f64>::zeros((n, dim));
+    emb.slice_mut(ndarray::s![.., ..take]).assign(&y.dot(&e.vectors));
+    canonicalize_signs(&mut emb);
+    Ok((emb, e.values.to_vec()))
+}
+
+/// The starting factor: `scores / sqrt(mean_d)` in the first columns, then columns of a fixed
+/// low-discrepancy sequence at 1e-3 of the scores' scale (deterministic; they give the solver
+/// room to leave a low-rank start without a random generator).
+pub fn start_factor(scores: ArrayView2<f64>, r0: usize, mean_d: f64) -> Array2<f64> {
+    let (n, p) = scores.dim();
+    let mut z = Array2::<f64>::zeros((n, r0.max(p)));
+    z.slice_mut(ndarray::s![.., ..p]).assign(&(&scores / mean_d.sqrt()));
+    let scale = 1e-3 * (scores.iter().map(|v| v * v).sum::<f64>() / (n as f64 * mean_d)).sqrt().max(1e-12);
+    for c in p..z.ncols() {
+        // Weyl sequence frac(i * alpha_c), alpha_c = sqrt of the (c+2)-th prime-ish odd number
+        let alpha = ((2 * c + 3) as f64).sqrt().fract();
+        for i in 0..n {
+            z[[i, c]] = scale * (((i + 1) as f64 * alpha).fract() - 0.5);
+        }
+    }
+    z
+}
+
+/// Fit notes shared by the family: the certificate in words.
+pub fn certificate_notes(sol: &SdpSolution, scale: f64) -> Vec<String> {
+    let c = &sol.certificate;
+    vec![
+        format!(
+            "tr(K) = {:.9e}, dual bound = {:.9e} (units where the mean squared edge length is 1; multiply by {scale:.6e} for the data's units); relative duality gap = {:.3e}; constraint residual = {:.3e}; mu = {:.9}",
+            c.primal, c.dual, c.rel_gap, c.residual, c.mu
+        ),
+        format!("factorisation rank {}, {} outer and {} L-BFGS iterations; {}", sol.y.ncols(), sol.outer, sol.inner, sol.termination),
+    ]
+}
+
+impl Embedder for Mvu {
+    fn name(&self) -> &'static str {
+        self.method()
+    }
+    fn info(&self) -> MethodInfo {
+        match self.variant {
+            MvuVariant::Equality => info_mvu(),
+            MvuVariant::Inequality => info_mvu_ineq(),
+            MvuVariant::L2 => info_mvu2(),
+        }
+    }
+    fn params(&self) -> ParamMap {
+        let mut p = param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("k", ParamValue::Int(self.k as i64)),
+            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
+            ("gap_tol", ParamValue::Float(self.gap_tol)),
+            ("max_rank", ParamValue::Int(self.max_rank as i64)),
+        ]);
+        if self.variant == MvuVariant::L2 {
+            p.insert("nu".into(), ParamValue::Float(self.nu));
+        }
+        p
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
+        let method = self.method();
+        let x = input.x;
+        check_input(method, &x, 3)?;
+        let (n, d_in) = x.dim();
+        if n > MVU_MAX_N {
+            return Err(MethodError::Input {
+                method,
+                reason: format!("N = {n} exceeds {MVU_MAX_N}: the duality certificate solves a dense N x N eigenproblem; use landmark-mvu for large data"),
+            });
+        }
+        if self.dim >= n {
+            return Err(MethodError::Input { method, reason: format!("dim = {} must be below N = {n}", self.dim) });
+        }
+        let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics(method))?;
+        let edges: Vec<(usize, usize)> = g.edges.iter().map(|&(i, j, _)| (i, j)).collect();
+        let mean_d = g.edges.iter().map(|e| e.2).sum::<f64>() / edges.len() as f64;
+        if !(mean_d > 0.0 && mean_d.is_finite()) {
+            return Err(MethodError::Degenerate { method, reason: format!("the mean squared length of the {}-NN edges is {mean_d}: identical samples", self.k) });
+        }
+        let d2: Vec<f64> = g.edges.iter().map(|e| e.2 / mean_d).collect();
+        // start: the top principal components (distances shrink: inequality-feasible)
+        // rank: the PCA scores (at most D columns) plus small deterministic columns up to r0
+        let r0 = (self.dim + 8).max(12).min(n - 1).min(self.max_rank);
+        let basis = PcaBasis::fit(x).map_err(numerical(method))?;
+        let r_pca = d_in.min(r0).min(basis.variances.len());
+        let z0 = start_factor(basis.transform(x, r_pca).view(), r0, mean_d);
+        let constraint = match self.variant {
+            MvuVariant::Equality => DistanceConstraint::Equality,
+            MvuVariant::Inequality => DistanceConstraint::Inequality,
+            MvuVariant::L2 => DistanceConstraint::Penalty(self.nu),
+        };
+        let sdp = DistanceSdp { n, q: None, edges: &edges, d2: &d2, constraint };
+        let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, ..SdpOptions::default() };
+        let sol = sdp.solve(z0, &opts).map_err(numerical(method))?;
+        let (emb, values) = kernel_pca_of_factor((&sol.y * mean_d.sqrt()).view(), self.dim)?;
+        let trace = Trace::iterative(sol.history.clone(), sol.outer, sol.certified, sol.termination.clone()).with_kkt_residual(sol.certificate.rel_gap);
+        let mut f = Fitted::new(Output::Embedding(emb), trace);
+        if let Some(note) = g.note() {
+            f.notes.push(note);
+        }
+        f.notes.extend(certificate_notes(&sol, mean_d));
+        f.notes.push(format!("top eigenvalues of K: {values:?}"));
+        f.graph = Some(Graph { n_vertices: n, edges: g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect() });
+        Ok(f)
+    }
+}
+
+fn common_params(extra: Option<crate::api::ParamSchema>) -> Vec<crate::api::ParamSchema> {
+    let mut p = vec![dim(), int("k", 1, 12, "neighbours per sample of the symmetrised k-NN constraint graph (drtoolbox default 12)")];
+    p.extend(extra);
+    p.push(disconnected_param());
+    p.push(float("gap_tol", 1e-12, 1e-1, 1e-6, "relative duality gap (U - P) / P the solve must certify"));
+    p.push(int("max_rank", 1, 60, "largest rank of the factor Y (K = Y Y^T) the rank growth may reach"));
+    p
+}
+
+fn build(variant: MvuVariant, p: &ParamMap, name: &'static str) -> Result<Box<dyn Embedder>> {
+    Ok(Box::new(Mvu {
+        variant,
+        dim: p.dim(name)?,
+        k: p.usize("k"),
+        nu: if variant == MvuVariant::L2 { p.float("nu") } else { 0.0 },
+        disconnected: Disconnected::parse(&p.str("disconnected")).unwrap_or(Disconnected::Connect),
+        gap_tol: p.float("gap_tol"),
+        max_rank: p.usize("max_rank"),
+    }))
+}
+
+const REFERENCE: &str = "Weinberger & Saul, Unsupervised learning of image manifolds by semidefinite programming, IJCV 70, 2006 (MVU: also CVPR 2004); solver: Burer & Monteiro, Math. Program. 95, 2003";
+
+pub(crate) fn info_mvu() -> MethodInfo {
+    MethodInfo {
+        name: "mvu",
+        summary: "Maximum variance unfolding: max tr(K) s.t. K PSD, sum K = 0, K_ii + K_jj - 2 K_ij = ||x_i - x_j||^2 on the k-NN graph; KPCA of K. Low-rank augmented Lagrangian with a certified duality gap.",
+        reference: REFERENCE,
+        version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
+        randomised: false,
+        params: common_params(None),
+        build: |p| build(MvuVariant::Equality, p, "mvu"),
+    }
+}
+
+pub(crate) fn info_mvu_ineq() -> MethodInfo {
+    MethodInfo {
+        name: "mvu-ineq",
+        summary: "MVUineq: maximum variance unfolding with K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph (distances may shrink); KPCA of K.",
+        reference: REFERENCE,
+        version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
+        randomised: false,
+        params: common_params(None),
+        build: |p| build(MvuVariant::Inequality, p, "mvu-ineq"),
+    }
+}
+
+pub(crate) fn info_mvu2() -> MethodInfo {
+    MethodInfo {
+        name: "mvu2",
+        summary: "MVU2: max tr(K) - nu sum_E (K_ii + K_jj - 2 K_ij - ||x_i - x_j||^2)^2 s.t. K PSD, sum K = 0 (l2 penalty on the distance slacks; nu in units where the mean squared edge length is 1); KPCA of K.",
+        reference: REFERENCE,
+        version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
+        randomised: false,
+        params: common_params(Some(float_in("nu", open(0.0), open(f64::INFINITY), 1.0, "weight of the squared distance slacks (mean squared edge length = 1)"))),
+        build: |p| build(MvuVariant::L2, p, "mvu2"),
+    }
+}
