@@ -36,6 +36,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::unfolding::mvu::info_mvu(),
             crate::unfolding::mvu::info_mvu_ineq(),
             crate::unfolding::mvu::info_mvu2(),
+            crate::unfolding::landmark::info(),
         ]
     })
 }

@@ -20,11 +20,10 @@ use crate::api::info::disconnected_param;
 use crate::api::info::{dim, float, int, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
-use ndarray::{Array1, Array2, ArrayView2};
+use crate::api::{check_input, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
+use ndarray::{Array1, Array2};
 use rayon::prelude::*;
-use structdr_linalg::Cholesky;
-use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
+use structdr_numerics::graphs::{barycenter_weights, neighbourhood_graph, Disconnected};
 use structdr_numerics::spectral::bottom_nontrivial;
 
 /// Standard LLE to `dim` dimensions with `k` neighbours.
@@ -40,38 +39,6 @@ pub struct Lle {
     pub disconnected: Disconnected,
 }
 
-/// Barycentric reconstruction weights of `x_i` from its neighbours `nb`:
-/// `(G + r I) w = 1`, `G = Z Z^T`, `Z = X[nb] - 1 x_i^T`, `r = reg * trace(G)` (or `reg` when the
-/// trace is 0), normalised to `1^T w = 1`.
-pub fn barycenter_weights(x: ArrayView2<f64>, i: usize, nb: &[usize], reg: f64) -> Result<Array1<f64>> {
-    let m = nb.len();
-    let d = x.ncols();
-    let mut z = Array2::<f64>::zeros((m, d));
-    for (r, &j) in nb.iter().enumerate() {
-        for f in 0..d {
-            z[[r, f]] = x[[j, f]] - x[[i, f]];
-        }
-    }
-    let mut g = z.dot(&z.t());
-    let tr = g.diag().sum();
-    let r = if tr > 0.0 { reg * tr } else { reg };
-    for a in 0..m {
-        g[[a, a]] += r;
-    }
-    let chol = Cholesky::factor(g.view()).map_err(|e| MethodError::Input {
-        method: "lle",
-        reason: format!("the local Gram matrix of sample {i} is singular ({e}); with k > D it needs reg > 0"),
-    })?;
-    let w = chol.solve_vec(Array1::ones(m).view()).map_err(numerical("lle"))?;
-    let s = w.sum();
-    if !(s.is_finite() && s != 0.0) {
-        return Err(MethodError::Input {
-            method: "lle",
-            reason: format!("reconstruction weights of sample {i} do not sum to a finite non-zero value; raise reg"),
-        });
-    }
-    Ok(w / s)
-}
 
 impl Embedder for Lle {
     fn name(&self) -> &'static str {
@@ -106,7 +73,7 @@ impl Embedder for Lle {
                 nbs[b].push(a);
             }
         }
-        let weights: Vec<Array1<f64>> = (0..n).into_par_iter().map(|i| barycenter_weights(x, i, &nbs[i], self.reg)).collect::<Result<_>>()?;
+        let weights: Vec<Array1<f64>> = (0..n).into_par_iter().map(|i| barycenter_weights(x, i, &nbs[i], self.reg).map_err(numerics("lle"))).collect::<Result<_>>()?;
         // M = (I - W)^T (I - W) = I - W - W^T + W^T W
         let mut m = Array2::<f64>::eye(n);
         for (i, (nb, w)) in nbs.iter().zip(&weights).enumerate() {

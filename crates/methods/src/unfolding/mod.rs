@@ -2,5 +2,6 @@
 //! local distances of a neighbourhood graph while maximising the variance (MVU, MVUineq, MVU2,
 //! landmark MVU), with the SDP solver they share.
 
+pub mod landmark;
 pub mod mvu;
 pub mod sdp;

@@ -47,7 +47,8 @@
 
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use structdr_linalg::{eigh, eigh_bottom, LinalgError};
-use structdr_numerics::optim::{minimize, BoundedOptions, Solver};
+use structdr_linalg::sparse::{Ordering, SparseCholesky, SymbolicCholesky};
+use structdr_linalg::SpdFactor;
 
 /// How the distances of the edge set constrain the kernel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -414,16 +415,21 @@ impl<'a> DistanceSdp<'a> {
         let mut best: Option<(Certificate, Array2<f64>)> = None;
         let mut since_improvement = 0usize;
         let penalty = matches!(self.constraint, DistanceConstraint::Penalty(_));
+        // the pattern of the graph Laplacian, analysed once (plain MVU's preconditioner)
+        let symbolic = match self.q {
+            None => Some(
+                SymbolicCholesky::analyze(self.n, self.edges, Ordering::Auto).map_err(|e| LinalgError::Shape { what: "mvu preconditioner", detail: e.to_string() })?,
+            ),
+            Some(_) => None,
+        };
         for outer in 1..=opts.max_outer {
             let r = z.ncols();
             let scale = 1.0 + z.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-            let lopts = BoundedOptions { m: 20, max_iter: opts.max_inner, max_eval: 2 * opts.max_inner, pgtol: inner_tol * scale, factr: 0.0 };
-            let inf = vec![f64::INFINITY; m * r];
-            let ninf = vec![f64::NEG_INFINITY; m * r];
             let x0: Vec<f64> = z.iter().copied().collect();
             let wk = w.clone();
-            let res = minimize(Solver::Projected, |p, g| self.lagrangian(p, r, &wk, sigma, &c, g), &x0, &ninf, &inf, &lopts)
-                .map_err(|e| LinalgError::Shape { what: "mvu subproblem", detail: e.to_string() })?;
+            let y_now = self.lift(z.view());
+            let pre = self.preconditioner(&symbolic, y_now.view(), &wk, sigma)?;
+            let res = preconditioned_lbfgs(|p, g| self.lagrangian(p, r, &wk, sigma, &c, g), x0, r, |g| pre.apply(g, r, &c), inner_tol * scale, opts.max_inner);
             inner_total += res.iterations;
             z = Array2::from_shape_vec((m, r), res.x).expect("packed Z");
             project_out(&mut z, &c);
@@ -441,7 +447,7 @@ impl<'a> DistanceSdp<'a> {
                 DistanceConstraint::Penalty(nu) => w.iter_mut().zip(&g).for_each(|(we, gv)| *we = 2.0 * nu * gv),
             }
             if std::env::var_os("STRUCTDR_DEBUG_SDP").is_some() {
-                eprintln!("outer {outer}: r {r} sigma {sigma:.1e} inner {} conv {} viol {viol:.3e} tr {:.9e} |w|max {:.3e}", res.iterations, res.message, history.last().unwrap(), w.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+                eprintln!("outer {outer}: r {r} sigma {sigma:.1e} inner {} conv {:?} viol {viol:.3e} tr {:.9e} |w|max {:.3e}", res.iterations, res.converged, history.last().unwrap(), w.iter().fold(0.0f64, |a, v| a.max(v.abs())));
             }
             // raise sigma only when the subproblem was solved and the violation stalled; past
             // 1e6 (mean edge length 1) L-BFGS stalls on the conditioning instead
@@ -477,7 +483,7 @@ impl<'a> DistanceSdp<'a> {
                 let msg = format!("certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations", cert.rel_gap, opts.gap_tol);
                 return Ok(self.finish(z, cert, outer, inner_total, history, true, msg));
             }
-            if feasible && viol <= opts.feas_tol {
+            if feasible && viol <= opts.feas_tol && inner_tol <= 1e-8 {
                 since_improvement += 1;
                 if best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap) {
                     since_improvement = 0;
@@ -494,7 +500,7 @@ impl<'a> DistanceSdp<'a> {
                     return Ok(self.finish(bz, b, outer, inner_total, history, false, msg));
                 }
             }
-            if cert.mu < 1.0 - 0.1 * opts.gap_tol && cert.ascent.ncols() > 0 && r < opts.max_rank && viol <= 1e-3 {
+            if cert.mu < 1.0 - 0.1 * opts.gap_tol && cert.ascent.ncols() > 0 && r < opts.max_rank && viol <= 1e-3 && inner_tol <= 1e-7 {
                 // rank too small: add the ascent directions at a small scale
                 let add = cert.ascent.ncols().min(opts.max_rank - r);
                 let eps = (1e-4 * history.last().copied().unwrap_or(1.0) / m as f64).sqrt();
@@ -529,6 +535,179 @@ impl<'a> DistanceSdp<'a> {
         }
         SdpSolution { y, certificate: cert, outer, inner, history, certified, termination }
     }
+}
+
+/// The preconditioner of the subproblems: `P = L_c + beta B` applied to every column of the
+/// gradient, with the graph Laplacian `L_c` of the edge weights
+/// `c_e = 2 max(coef_e, 0) + 4 sigma d_e` (the isotropic part of the Hessian of the
+/// augmented-Lagrangian terms: `2 coef_e` from the Lagrangian, `4 sigma ||y_i - y_j||^2` from the
+/// Gauss-Newton part, with `||y_i - y_j||^2 ~ d_e`), `B = I` (plain MVU, a sparse Cholesky on
+/// the graph's pattern) or `Q^T (L_c) Q + beta Q^T Q` (landmarks, dense m x m). It removes the
+/// long-wavelength ill-conditioning (Laplacian eigenvalues ~ 1/diameter^2) that makes plain
+/// L-BFGS take thousands of steps.
+enum Preconditioner<'s> {
+    Sparse(SparseCholesky<'s>),
+    Dense(SpdFactor),
+}
+
+impl Preconditioner<'_> {
+    /// `P^-1 G` for the m x r gradient `g` (row-major), projected onto `c`-perp.
+    fn apply(&self, g: &[f64], r: usize, c: &Array1<f64>) -> Vec<f64> {
+        let m = g.len() / r;
+        let gv = ArrayView2::from_shape((m, r), g).expect("packed gradient");
+        let mut out = match self {
+            Preconditioner::Sparse(f) => f.solve(gv),
+            Preconditioner::Dense(f) => f.solve(gv),
+        };
+        project_out(&mut out, c);
+        out.as_standard_layout().iter().copied().collect()
+    }
+}
+
+impl<'a> DistanceSdp<'a> {
+    fn preconditioner<'s>(&self, symbolic: &'s Option<SymbolicCholesky>, y: ArrayView2<f64>, w: &[f64], sigma: f64) -> Result<Preconditioner<'s>, LinalgError> {
+        let r = y.ncols();
+        let weights: Vec<f64> = self
+            .edges
+            .iter()
+            .zip(self.d2)
+            .zip(w)
+            .map(|((&(i, j), &d), &we)| {
+                let len: f64 = (0..r).map(|k| (y[[i, k]] - y[[j, k]]).powi(2)).sum();
+                let g = len - d;
+                match self.constraint {
+                    DistanceConstraint::Equality => 2.0 * (we + sigma * g).max(0.0) + 4.0 * sigma * d.max(len),
+                    DistanceConstraint::Inequality => {
+                        let t = we + sigma * g;
+                        if t > 0.0 {
+                            2.0 * t + 4.0 * sigma * d.max(len)
+                        } else {
+                            1e-3 * sigma * d
+                        }
+                    }
+                    DistanceConstraint::Penalty(nu) => 4.0 * nu * g.abs() + 8.0 * nu * d.max(len),
+                }
+            })
+            .collect();
+        let mean_w = weights.iter().sum::<f64>() / weights.len().max(1) as f64;
+        let beta = 1e-6 * mean_w.max(1e-12);
+        match (self.q, symbolic) {
+            (None, Some(sym)) => {
+                let mut diag = vec![beta; self.n];
+                for (&(i, j), &we) in self.edges.iter().zip(&weights) {
+                    diag[i] += we;
+                    diag[j] += we;
+                }
+                let vals: Vec<f64> = weights.iter().map(|v| -v).collect();
+                let f = sym.factor(&diag, &vals).map_err(|e| LinalgError::Shape { what: "mvu preconditioner", detail: e.to_string() })?;
+                Ok(Preconditioner::Sparse(f))
+            }
+            (Some(q), _) => {
+                let m = q.ncols();
+                let mut lq = Array2::<f64>::zeros(q.raw_dim());
+                for (&(i, j), &we) in self.edges.iter().zip(&weights) {
+                    for k in 0..m {
+                        let dq = we * (q[[i, k]] - q[[j, k]]);
+                        lq[[i, k]] += dq;
+                        lq[[j, k]] -= dq;
+                    }
+                }
+                let p = q.t().dot(&lq) + q.t().dot(&q) * beta.max(1e-9 * mean_w);
+                Ok(Preconditioner::Dense(SpdFactor::new(p, "landmark-mvu preconditioner")?))
+            }
+            (None, None) => unreachable!("plain MVU always has the symbolic analysis"),
+        }
+    }
+}
+
+/// The outcome of [`preconditioned_lbfgs`].
+struct InnerResult {
+    x: Vec<f64>,
+    iterations: usize,
+    converged: bool,
+}
+
+/// L-BFGS (Nocedal 1980, two-loop recursion) with the initial inverse Hessian `gamma P^-1`
+/// (`gamma = s^T y / y^T P^-1 y` of the newest pair) and Armijo backtracking from the unit step;
+/// pairs with `s^T y <= 0` are skipped. Stops when `||g||_inf <= tol`, after `max_iter` steps, or
+/// when three successive steps change `f` by less than `1e-15 |f|`.
+fn preconditioned_lbfgs(mut f: impl FnMut(&[f64], &mut [f64]) -> f64, mut x: Vec<f64>, _r: usize, h0: impl Fn(&[f64]) -> Vec<f64>, tol: f64, max_iter: usize) -> InnerResult {
+    let n = x.len();
+    let memory = 10;
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
+    let mut g = vec![0.0; n];
+    let mut fx = f(&x, &mut g);
+    let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> = std::collections::VecDeque::new();
+    let mut gamma = 1.0;
+    let mut stalls = 0;
+    let mut xn = vec![0.0; n];
+    let mut gn = vec![0.0; n];
+    for it in 0..max_iter {
+        if g.iter().fold(0.0f64, |a, v| a.max(v.abs())) <= tol {
+            return InnerResult { x, iterations: it, converged: true };
+        }
+        // two-loop recursion
+        let mut q = g.clone();
+        let mut alphas = Vec::with_capacity(pairs.len());
+        for (s, y, rho) in pairs.iter().rev() {
+            let a = rho * dot(s, &q);
+            q.iter_mut().zip(y).for_each(|(qi, yi)| *qi -= a * yi);
+            alphas.push(a);
+        }
+        let mut d = h0(&q);
+        d.iter_mut().for_each(|v| *v *= gamma);
+        for ((s, y, rho), a) in pairs.iter().zip(alphas.iter().rev()) {
+            let b = rho * dot(y, &d);
+            d.iter_mut().zip(s).for_each(|(di, si)| *di += (a - b) * si);
+        }
+        d.iter_mut().for_each(|v| *v = -*v);
+        let mut slope = dot(&g, &d);
+        if !(slope < 0.0) {
+            pairs.clear();
+            d = h0(&g);
+            d.iter_mut().for_each(|v| *v = -*v);
+            slope = dot(&g, &d);
+            if !(slope < 0.0) {
+                return InnerResult { x, iterations: it, converged: false };
+            }
+        }
+        let mut t = 1.0;
+        let mut accepted = false;
+        for _ in 0..40 {
+            xn.iter_mut().zip(x.iter().zip(&d)).for_each(|(a, (b, c))| *a = b + t * c);
+            let fnew = f(&xn, &mut gn);
+            if fnew.is_finite() && fnew <= fx + 1e-4 * t * slope {
+                accepted = true;
+                let s: Vec<f64> = xn.iter().zip(&x).map(|(a, b)| a - b).collect();
+                let yv: Vec<f64> = gn.iter().zip(&g).map(|(a, b)| a - b).collect();
+                let sy = dot(&s, &yv);
+                if sy > 1e-12 * dot(&s, &s).sqrt() * dot(&yv, &yv).sqrt() {
+                    let hy = h0(&yv);
+                    gamma = sy / dot(&yv, &hy);
+                    pairs.push_back((s, yv, 1.0 / sy));
+                    if pairs.len() > memory {
+                        pairs.pop_front();
+                    }
+                }
+                if (fx - fnew).abs() <= 1e-15 * fx.abs() {
+                    stalls += 1;
+                } else {
+                    stalls = 0;
+                }
+                std::mem::swap(&mut x, &mut xn);
+                std::mem::swap(&mut g, &mut gn);
+                fx = fnew;
+                break;
+            }
+            t *= 0.5;
+        }
+        // at the precision floor of f (a sum of large cancelling terms) Armijo cannot certify
+        // further decrease: that is convergence as far as f can tell
+        if !accepted || stalls >= 3 {
+            return InnerResult { x, iterations: it + 1, converged: stalls >= 3 || slope.abs() <= 1e-12 * (1.0 + fx.abs()) };
+        }
+    }
+    InnerResult { x, iterations: max_iter, converged: false }
 }
 
 /// `z <- z - c (c^T z) / (c^T c)` column by column.

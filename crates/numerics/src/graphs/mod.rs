@@ -10,17 +10,20 @@
 //! - [`mst_prim`], [`mst_sq_euclidean`], [`minimum_spanning_tree`]: minimum spanning tree of a
 //!   complete graph (Prim, O(n^2), deterministic ties, zero-length edges kept).
 //! - [`RootedTree`]: solves `(w L_T + diag(g)) X = B` for a spanning tree T in O(K cols).
+//! - [`barycenter_weights`]: LLE's reconstruction of a sample from its neighbours.
 //! - [`laplacian`]: `L = D - W` from an edge list (dense, the one assembly every method uses).
 
 mod components;
 pub mod laplacian;
 mod mst;
 mod neighbourhood;
+mod reconstruction;
 mod tree;
 
 pub use components::{component_sizes, connect_components, connected_components};
 pub use mst::{minimum_spanning_tree, mst_prim, mst_sq_euclidean};
 pub use neighbourhood::{neighbourhood_graph, Disconnected, NeighbourGraph};
+pub use reconstruction::barycenter_weights;
 pub use tree::RootedTree;
 
 #[cfg(test)]
