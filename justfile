@@ -81,6 +81,10 @@ figures-comparison: build
     {{bin}} run experiments/spl_fig2.toml
     {{bin}} run experiments/mpme_fig5.toml
 
+# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME in 2-D and 3-D (MPME paper Fig. 8, 9).
+figures-teapot: build
+    {{bin}} run experiments/mpme_fig8.toml
+
 # SPL on the distorted S over gamma and C: embeddings and learned S with nz (SPL paper Fig. 1).
 figures-spl: build
     {{bin}} run experiments/spl_sensitivity.toml

@@ -11,8 +11,10 @@
 //! - [`parse`]: LIBSVM (also `.bz2`), MATLAB v5 `.mat`, IDX (gzip), NPY, CSV. Malformed input is an
 //!   error naming the file and the line or byte offset, never a panic.
 //! - [`synthetic`]: seeded generators (helix, twinpeaks, two moons, spiral, distorted S, circle,
-//!   tree, three clusters, swiss roll, Y-and-b letters, line + circle) and noise augmentation.
-//! - [`preprocess`]: z-scoring, [0,1] scaling, PCA to a given energy, Gaussian kernel matrix.
+//!   tree, three clusters, swiss roll, Y-and-b letters, line + circle, rendered teapot rotation) and
+//!   noise augmentation.
+//! - [`preprocess`]: z-scoring, [0,1] scaling, PCA to a given energy, Gaussian kernel matrix,
+//!   label selection, noise features and uniform noise.
 
 pub mod download;
 pub mod file;

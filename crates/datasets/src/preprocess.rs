@@ -213,12 +213,21 @@ pub enum Step {
         /// Seed of the random generator drawing the noise.
         seed: u64,
     },
+    /// [`crate::synthetic::add_uniform_noise`]: `x_ij <- x_ij + amplitude u_ij`,
+    /// `u_ij ~ U[0,1)` i.i.d. from `seed` (002 §4.3.3: noise from `U[0, rho]` on every pixel of
+    /// the teapot images).
+    UniformNoise {
+        /// The noise bound rho (finite, >= 0; 0 leaves the data unchanged).
+        amplitude: f64,
+        /// Seed of the random generator drawing the noise.
+        seed: u64,
+    },
 }
 
 impl Step {
     /// Checks the step's own parameters (those that do not depend on the data): `threshold` in
     /// (0, 1], `d >= 1`, a finite positive `bandwidth`, a non-empty label list, `1 <= count <=
-    /// 1e6` noise features. What depends on the data (`d <= D`, labels present) is checked when
+    /// 1e6` noise features, a finite noise amplitude >= 0. What depends on the data (`d <= D`, labels present) is checked when
     /// the step is applied.
     pub fn validate(&self) -> Result<()> {
         let bad = |what: &'static str, reason: String| Err(PreprocessError::BadParam { what, reason });
@@ -233,6 +242,9 @@ impl Step {
             }
             Step::SelectLabels { labels } if labels.is_empty() => bad("select_labels", "labels is empty".into()),
             Step::NoiseFeatures { count, .. } if *count == 0 || *count > 1_000_000 => bad("noise_features", format!("count must be in [1, 1e6], got {count}")),
+            Step::UniformNoise { amplitude, .. } if !(amplitude.is_finite() && *amplitude >= 0.0) => {
+                bad("uniform_noise", format!("amplitude must be finite and >= 0, got {amplitude}"))
+            }
             _ => Ok(()),
         }
     }
@@ -282,6 +294,10 @@ enum StepRepr {
         count: usize,
         seed: u64,
     },
+    UniformNoise {
+        amplitude: f64,
+        seed: u64,
+    },
 }
 
 impl From<StepRepr> for Step {
@@ -294,6 +310,7 @@ impl From<StepRepr> for Step {
             StepRepr::GaussianKernel { bandwidth } => Step::GaussianKernel { bandwidth },
             StepRepr::SelectLabels { labels } => Step::SelectLabels { labels },
             StepRepr::NoiseFeatures { count, seed } => Step::NoiseFeatures { count, seed },
+            StepRepr::UniformNoise { amplitude, seed } => Step::UniformNoise { amplitude, seed },
         }
     }
 }
@@ -358,6 +375,12 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
             Step::NoiseFeatures { count, seed } => {
                 let with = crate::synthetic::append_noise_features(ds.clone(), *count, *seed)
                     .map_err(|e| PreprocessError::BadParam { what: "noise_features", reason: e.to_string() })?;
+                ds.note = with.note;
+                with.x
+            }
+            Step::UniformNoise { amplitude, seed } => {
+                let with = crate::synthetic::add_uniform_noise(ds.clone(), *amplitude, *seed)
+                    .map_err(|e| PreprocessError::BadParam { what: "uniform_noise", reason: e.to_string() })?;
                 ds.note = with.note;
                 with.x
             }
@@ -547,5 +570,31 @@ mod tests {
         assert!(json.contains("\"op\":\"zscore\""), "{json}");
         x[[0, 0]] = f64::NAN;
         assert!(apply(&steps, ds(x)).is_err());
+    }
+
+    #[test]
+    fn uniform_noise_step() {
+        #[derive(Deserialize)]
+        struct Spec {
+            steps: Vec<Step>,
+        }
+        let spec: Spec = toml::from_str(r#"steps = [{ op = "uniform_noise", amplitude = 0.4, seed = 3 }]"#).unwrap();
+        assert_eq!(spec.steps, vec![Step::UniformNoise { amplitude: 0.4, seed: 3 }]);
+        assert!(toml::from_str::<Spec>(r#"steps = [{ op = "uniform_noise", amplitude = 0.4 }]"#).is_err());
+        let x = known_spectrum();
+        let (out, recs) = apply(&spec.steps, ds(x.clone())).unwrap();
+        assert_eq!(recs[0].output_shape, x.dim());
+        // The same noise as add_uniform_noise draws: every entry moves up by less than 0.4.
+        let direct = crate::synthetic::add_uniform_noise(ds(x.clone()), 0.4, 3).unwrap();
+        assert_eq!(out.x, direct.x);
+        assert!((&out.x - &x).iter().all(|&v| (0.0..0.4).contains(&v)));
+        assert!(out.note.as_deref().unwrap_or("").contains("U[0, 0.4)"));
+        assert_ne!(out.checksum, "c0");
+        let (zero, _) = apply(&[Step::UniformNoise { amplitude: 0.0, seed: 3 }], ds(x.clone())).unwrap();
+        assert_eq!(zero.x, x);
+        for a in [-0.1, f64::NAN, f64::INFINITY] {
+            assert!(Step::UniformNoise { amplitude: a, seed: 1 }.validate().is_err(), "{a}");
+            assert!(apply(&[Step::UniformNoise { amplitude: a, seed: 1 }], ds(x.clone())).is_err(), "{a}");
+        }
     }
 }
