@@ -162,6 +162,10 @@ bench-tsne: build
 bench-tsne-fft: build
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 benches/tsne_fft_peers.py target/release/structdr
 
+# MVU against cvxpy + SCS / Clarabel on one core (swiss roll, k = 6; needs `pip install cvxpy scs clarabel`).
+bench-mvu: build
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 benches/mvu_peers.py target/release/structdr
+
 # libFuzzer on every parser (nightly toolchain + `cargo install cargo-fuzz`): each target runs SECS
 # seconds on its committed corpus fuzz/corpus/<target>/, which grows; a crash, a hang over 10 s or
 # an allocation over 2 GiB stops it with the input in fuzz/artifacts/<target>/ (logs: fuzz/logs/).

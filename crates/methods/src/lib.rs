@@ -34,9 +34,9 @@ pub mod registry;
 pub mod selection;
 pub mod spectral;
 pub mod structure;
-pub mod unfolding;
 #[cfg(test)]
 mod testing;
+pub mod unfolding;
 
 pub use api::{check_input, Embedder, Fitted, Graph, MethodError, MethodInfo, ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Result};
 pub use registry::{lookup, registry};

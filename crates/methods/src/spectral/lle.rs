@@ -39,7 +39,6 @@ pub struct Lle {
     pub disconnected: Disconnected,
 }
 
-
 impl Embedder for Lle {
     fn name(&self) -> &'static str {
         "lle"
@@ -73,7 +72,8 @@ impl Embedder for Lle {
                 nbs[b].push(a);
             }
         }
-        let weights: Vec<Array1<f64>> = (0..n).into_par_iter().map(|i| barycenter_weights(x, i, &nbs[i], self.reg).map_err(numerics("lle"))).collect::<Result<_>>()?;
+        let weights: Vec<Array1<f64>> =
+            (0..n).into_par_iter().map(|i| barycenter_weights(x, i, &nbs[i], self.reg).map_err(numerics("lle"))).collect::<Result<_>>()?;
         // M = (I - W)^T (I - W) = I - W - W^T + W^T W
         let mut m = Array2::<f64>::eye(n);
         for (i, (nb, w)) in nbs.iter().zip(&weights).enumerate() {

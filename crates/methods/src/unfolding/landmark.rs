@@ -156,7 +156,10 @@ impl Embedder for LandmarkMvu {
         let (n, d_in) = x.dim();
         let m = self.landmarks.unwrap_or_else(|| auto_landmarks(n, self.dim)).min(n);
         if self.dim >= m {
-            return Err(MethodError::Input { method: M, reason: format!("dim = {} must be below the landmark count m = {m} (K = Q L Q^T has rank <= m)", self.dim) });
+            return Err(MethodError::Input {
+                method: M,
+                reason: format!("dim = {} must be below the landmark count m = {m} (K = Q L Q^T has rank <= m)", self.dim),
+            });
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(input.seed);
         let mut landmarks = sample(&mut rng, n, m).into_vec();
@@ -166,7 +169,10 @@ impl Embedder for LandmarkMvu {
         let edges: Vec<(usize, usize)> = g.edges.iter().map(|&(i, j, _)| (i, j)).collect();
         let mean_d = g.edges.iter().map(|e| e.2).sum::<f64>() / edges.len() as f64;
         if !(mean_d > 0.0 && mean_d.is_finite()) {
-            return Err(MethodError::Degenerate { method: M, reason: format!("the mean squared length of the {}-NN edges is {mean_d}: identical samples", self.k) });
+            return Err(MethodError::Degenerate {
+                method: M,
+                reason: format!("the mean squared length of the {}-NN edges is {mean_d}: identical samples", self.k),
+            });
         }
         let d2: Vec<f64> = g.edges.iter().map(|e| e.2 / mean_d).collect();
         let r0 = (self.dim + 8).max(12).min(m - 1).min(self.max_rank);
@@ -176,7 +182,8 @@ impl Embedder for LandmarkMvu {
         let scores_l = scores.select(ndarray::Axis(0), &landmarks);
         let z0 = start_factor(scores_l.view(), r0, mean_d);
         let sdp = DistanceSdp { n, q: Some(q.view()), edges: &edges, d2: &d2, constraint: DistanceConstraint::Inequality };
-        let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, ..SdpOptions::default() };
+        // the landmark SDP's constraints are many and nearly dependent through Q: bound the work
+        let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, max_inner: 3000, max_outer: 40, ..SdpOptions::default() };
         let sol = sdp.solve(z0, &opts).map_err(numerical(M))?;
         let (emb, values) = kernel_pca_of_factor((&sol.y * mean_d.sqrt()).view(), self.dim)?;
         let trace = Trace::iterative(sol.history.clone(), sol.outer, sol.certified, sol.termination.clone()).with_kkt_residual(sol.certificate.rel_gap);
@@ -184,7 +191,13 @@ impl Embedder for LandmarkMvu {
         if let Some(note) = g.note() {
             f.notes.push(note);
         }
-        f.notes.push(format!("{m} landmarks drawn with seed {} (first: {:?}); reconstruction from {} neighbours, reg {}", input.seed, &landmarks[..m.min(5)], self.k_rec, self.reg));
+        f.notes.push(format!(
+            "{m} landmarks drawn with seed {} (first: {:?}); reconstruction from {} neighbours, reg {}",
+            input.seed,
+            &landmarks[..m.min(5)],
+            self.k_rec,
+            self.reg
+        ));
         f.notes.extend(certificate_notes(&sol, mean_d));
         f.notes.push(format!("top eigenvalues of K: {values:?}"));
         f.graph = Some(Graph { n_vertices: n, edges: g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect() });
@@ -220,7 +233,7 @@ pub(crate) fn info() -> MethodInfo {
                 k_rec: p.usize("k_rec"),
                 landmarks: p.auto_usize("landmarks"),
                 reg: p.float("reg"),
-                disconnected: Disconnected::parse(&p.str("disconnected")).unwrap_or(Disconnected::Connect),
+                disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
                 gap_tol: p.float("gap_tol"),
                 max_rank: p.usize("max_rank"),
             }))

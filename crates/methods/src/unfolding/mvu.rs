@@ -154,7 +154,10 @@ impl Embedder for Mvu {
         let edges: Vec<(usize, usize)> = g.edges.iter().map(|&(i, j, _)| (i, j)).collect();
         let mean_d = g.edges.iter().map(|e| e.2).sum::<f64>() / edges.len() as f64;
         if !(mean_d > 0.0 && mean_d.is_finite()) {
-            return Err(MethodError::Degenerate { method, reason: format!("the mean squared length of the {}-NN edges is {mean_d}: identical samples", self.k) });
+            return Err(MethodError::Degenerate {
+                method,
+                reason: format!("the mean squared length of the {}-NN edges is {mean_d}: identical samples", self.k),
+            });
         }
         let d2: Vec<f64> = g.edges.iter().map(|e| e.2 / mean_d).collect();
         // start: the top principal components (distances shrink: inequality-feasible)
@@ -169,7 +172,10 @@ impl Embedder for Mvu {
             MvuVariant::L2 => DistanceConstraint::Penalty(self.nu),
         };
         let sdp = DistanceSdp { n, q: None, edges: &edges, d2: &d2, constraint };
-        let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, ..SdpOptions::default() };
+        // Equality MVU has no strictly feasible point, its dual optimum is not attained and the
+        // subproblems grow ill-conditioned without end: bound each one (docs/parity/mvu.md)
+        let max_inner = if self.variant == MvuVariant::Equality { 3000 } else { SdpOptions::default().max_inner };
+        let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, max_inner, ..SdpOptions::default() };
         let sol = sdp.solve(z0, &opts).map_err(numerical(method))?;
         let (emb, values) = kernel_pca_of_factor((&sol.y * mean_d.sqrt()).view(), self.dim)?;
         let trace = Trace::iterative(sol.history.clone(), sol.outer, sol.certified, sol.termination.clone()).with_kkt_residual(sol.certificate.rel_gap);
@@ -199,7 +205,7 @@ fn build(variant: MvuVariant, p: &ParamMap, name: &'static str) -> Result<Box<dy
         dim: p.dim(name)?,
         k: p.usize("k"),
         nu: if variant == MvuVariant::L2 { p.float("nu") } else { 0.0 },
-        disconnected: Disconnected::parse(&p.str("disconnected")).unwrap_or(Disconnected::Connect),
+        disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
         gap_tol: p.float("gap_tol"),
         max_rank: p.usize("max_rank"),
     }))

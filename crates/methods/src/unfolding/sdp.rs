@@ -46,9 +46,9 @@
 //! The dense eigenproblem costs O(m^3) (m = N for plain MVU) and runs a few times per fit.
 
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
-use structdr_linalg::{eigh, eigh_bottom, LinalgError};
 use structdr_linalg::sparse::{Ordering, SparseCholesky, SymbolicCholesky};
 use structdr_linalg::SpdFactor;
+use structdr_linalg::{eigh, eigh_bottom, LinalgError};
 
 /// How the distances of the edge set constrain the kernel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -414,11 +414,13 @@ impl<'a> DistanceSdp<'a> {
         // certificate checks ago it improved 2x
         let mut best: Option<(Certificate, Array2<f64>)> = None;
         let mut since_improvement = 0usize;
+        let mut viol_history: Vec<f64> = Vec::new();
         let penalty = matches!(self.constraint, DistanceConstraint::Penalty(_));
         // the pattern of the graph Laplacian, analysed once (plain MVU's preconditioner)
         let symbolic = match self.q {
             None => Some(
-                SymbolicCholesky::analyze(self.n, self.edges, Ordering::Auto).map_err(|e| LinalgError::Shape { what: "mvu preconditioner", detail: e.to_string() })?,
+                SymbolicCholesky::analyze(self.n, self.edges, Ordering::Auto)
+                    .map_err(|e| LinalgError::Shape { what: "mvu preconditioner", detail: e.to_string() })?,
             ),
             Some(_) => None,
         };
@@ -447,7 +449,13 @@ impl<'a> DistanceSdp<'a> {
                 DistanceConstraint::Penalty(nu) => w.iter_mut().zip(&g).for_each(|(we, gv)| *we = 2.0 * nu * gv),
             }
             if std::env::var_os("STRUCTDR_DEBUG_SDP").is_some() {
-                eprintln!("outer {outer}: r {r} sigma {sigma:.1e} inner {} conv {:?} viol {viol:.3e} tr {:.9e} |w|max {:.3e}", res.iterations, res.converged, history.last().unwrap(), w.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+                eprintln!(
+                    "outer {outer}: r {r} sigma {sigma:.1e} inner {} conv {:?} viol {viol:.3e} tr {:.9e} |w|max {:.3e}",
+                    res.iterations,
+                    res.converged,
+                    history.last().unwrap(),
+                    w.iter().fold(0.0f64, |a, v| a.max(v.abs()))
+                );
             }
             // raise sigma only when the subproblem was solved and the violation stalled; past
             // 1e6 (mean edge length 1) L-BFGS stalls on the conditioning instead
@@ -455,7 +463,20 @@ impl<'a> DistanceSdp<'a> {
                 sigma = (sigma * 10.0).min(1e6);
             }
             prev_viol = viol;
+            viol_history.push(viol);
             inner_tol = (inner_tol * 0.2).max(1e-11);
+            // slow progress: the violation has not halved in 8 outer iterations at the largest
+            // sigma (equality MVU, whose dual optimum is not attained, ends here)
+            let n_hist = viol_history.len();
+            if !penalty && sigma >= 1e6 && n_hist > 8 && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
+                let y = self.lift(z.view());
+                let cert = self.certificate(y.view(), &w)?;
+                let msg = format!(
+                    "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; relative gap {:.2e}",
+                    cert.rel_gap
+                );
+                return Ok(self.finish(z, cert, outer, inner_total, history, false, msg));
+            }
             // certify when the violation is small or has fallen 100x since the last look
             let due = penalty || viol <= opts.feas_tol || viol <= 1e-2 * last_checked_viol;
             if !due {
@@ -476,7 +497,15 @@ impl<'a> DistanceSdp<'a> {
                 }
             }
             if std::env::var_os("STRUCTDR_DEBUG_SDP").is_some() {
-                eprintln!("  cert: mu {:.9} P {:.9e} U {:.9e} gap {:.2e} res {:.2e} ascent {}", cert.mu, cert.primal, cert.dual, cert.rel_gap, cert.residual, cert.ascent.ncols());
+                eprintln!(
+                    "  cert: mu {:.9} P {:.9e} U {:.9e} gap {:.2e} res {:.2e} ascent {}",
+                    cert.mu,
+                    cert.primal,
+                    cert.dual,
+                    cert.rel_gap,
+                    cert.residual,
+                    cert.ascent.ncols()
+                );
             }
             let feasible = !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol;
             if cert.rel_gap <= opts.gap_tol && feasible {
@@ -631,7 +660,14 @@ struct InnerResult {
 /// (`gamma = s^T y / y^T P^-1 y` of the newest pair) and Armijo backtracking from the unit step;
 /// pairs with `s^T y <= 0` are skipped. Stops when `||g||_inf <= tol`, after `max_iter` steps, or
 /// when three successive steps change `f` by less than `1e-15 |f|`.
-fn preconditioned_lbfgs(mut f: impl FnMut(&[f64], &mut [f64]) -> f64, mut x: Vec<f64>, _r: usize, h0: impl Fn(&[f64]) -> Vec<f64>, tol: f64, max_iter: usize) -> InnerResult {
+fn preconditioned_lbfgs(
+    mut f: impl FnMut(&[f64], &mut [f64]) -> f64,
+    mut x: Vec<f64>,
+    _r: usize,
+    h0: impl Fn(&[f64]) -> Vec<f64>,
+    tol: f64,
+    max_iter: usize,
+) -> InnerResult {
     let n = x.len();
     let memory = 10;
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
