@@ -215,3 +215,22 @@ fn disconnected_graph_is_refused_on_request() {
     let err = m.fit(x.view(), 0).unwrap_err().to_string();
     assert!(err.contains("connected components"), "{err}");
 }
+
+/// Duplicate samples (iris has 3 pairs) give zero-length edges: the fit merges them, copies get
+/// their representative's row, and the embedding is not collapsed (version 1 scaled K to 0).
+#[test]
+fn duplicate_samples_share_their_row_and_do_not_collapse_the_embedding() {
+    let set = &fixture()[1];
+    let mut x = set.x.clone();
+    let n = x.nrows();
+    let dup = x.row(3).to_owned();
+    x.row_mut(n - 1).assign(&dup);
+    for method in ["mvu-ineq", "mvu2", "landmark-mvu"] {
+        let f = fit(method, &x, &[("k", ParamValue::Int(5))]);
+        let e = f.embedding().unwrap();
+        assert_eq!(e.row(3), e.row(n - 1), "{method}");
+        let spread = e.column(0).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        assert!(spread > 1e-3, "{method}: collapsed embedding");
+        assert!(f.notes[0].contains("1 duplicate samples merged"), "{method}: {:?}", f.notes);
+    }
+}

@@ -17,7 +17,7 @@
 //! Cost: one sparse Cholesky of `Phi_uu` and m solves, then O(|E| r + N m r) per L-BFGS step and
 //! an m x m eigenproblem per certificate; nothing is N x N.
 
-use super::mvu::{certificate_notes, kernel_pca_of_factor, start_factor};
+use super::mvu::{certificate_notes, fit_on_distinct_rows, kernel_pca_of_factor, start_factor};
 use super::sdp::{DistanceConstraint, DistanceSdp, SdpOptions};
 use crate::api::info::{auto, dim, disconnected_param, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
@@ -150,9 +150,15 @@ impl Embedder for LandmarkMvu {
         ])
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
+        check_input("landmark-mvu", &input.x, 3)?;
+        fit_on_distinct_rows("landmark-mvu", input.x, |x| self.fit_distinct(x, input.seed))
+    }
+}
+
+impl LandmarkMvu {
+    /// The fit on samples without duplicates.
+    fn fit_distinct(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted> {
         const M: &str = "landmark-mvu";
-        let x = input.x;
-        check_input(M, &x, 3)?;
         let (n, d_in) = x.dim();
         let m = self.landmarks.unwrap_or_else(|| auto_landmarks(n, self.dim)).min(n);
         if self.dim >= m {
@@ -161,7 +167,7 @@ impl Embedder for LandmarkMvu {
                 reason: format!("dim = {} must be below the landmark count m = {m} (K = Q L Q^T has rank <= m)", self.dim),
             });
         }
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(input.seed);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut landmarks = sample(&mut rng, n, m).into_vec();
         landmarks.sort_unstable();
         let q = reconstruction_map(x, &landmarks, self.k_rec, self.reg)?;
@@ -193,7 +199,7 @@ impl Embedder for LandmarkMvu {
         }
         f.notes.push(format!(
             "{m} landmarks drawn with seed {} (first: {:?}); reconstruction from {} neighbours, reg {}",
-            input.seed,
+            seed,
             &landmarks[..m.min(5)],
             self.k_rec,
             self.reg
@@ -210,7 +216,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "landmark-mvu",
         summary: "Landmark MVU: K = Q L Q^T with m random landmarks and Q from LLE reconstruction weights (k_rec neighbours); max tr(K) s.t. L PSD, sum K = 0, K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph; KPCA of K.",
         reference: "Weinberger, Packer & Saul, Nonlinear dimensionality reduction by semidefinite programming and kernel matrix factorization, AISTATS 2005",
-        version: 1,
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -22,9 +22,10 @@ use crate::api::params::open;
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
 use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh_top, Pca as PcaBasis};
 use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
+use structdr_numerics::neighbours::distinct_rows;
 
 /// Largest N of the full SDP: the certificate's eigenproblem is dense N x N (O(N^3), 8 N^2
 /// bytes). Larger data sets use `landmark-mvu`.
@@ -100,6 +101,35 @@ pub fn start_factor(scores: ArrayView2<f64>, r0: usize, mean_d: f64) -> Array2<f
     z
 }
 
+/// Fits `fit` on the distinct rows of `x` and copies every representative's output row to its
+/// duplicates (graph edges are mapped back to the representatives' indices). Equal samples give
+/// zero-length edges that no kernel can stretch and the inequality certificate's feasibility
+/// scaling `min_e d_e / ||y_i - y_j||^2` would be 0 on them; merging them is exact for MVU (equal
+/// points have equal rows in every optimal K).
+pub fn fit_on_distinct_rows(method: &'static str, x: ArrayView2<f64>, fit: impl FnOnce(ArrayView2<f64>) -> Result<Fitted>) -> Result<Fitted> {
+    let (reps, group) = distinct_rows(x);
+    if reps.len() == x.nrows() {
+        return fit(x);
+    }
+    if reps.len() < 3 {
+        return Err(MethodError::Degenerate { method, reason: format!("only {} distinct samples", reps.len()) });
+    }
+    let xu = x.select(Axis(0), &reps);
+    let mut f = fit(xu.view())?;
+    if let Output::Embedding(e) = &f.output {
+        let full = e.select(Axis(0), &group);
+        f.output = Output::Embedding(full);
+    }
+    if let Some(g) = f.graph.as_mut() {
+        g.n_vertices = x.nrows();
+        for e in g.edges.iter_mut() {
+            *e = (reps[e.0], reps[e.1], e.2);
+        }
+    }
+    f.notes.insert(0, format!("{} duplicate samples merged into their first copy before the fit ({} distinct)", x.nrows() - reps.len(), reps.len()));
+    Ok(f)
+}
+
 /// Fit notes shared by the family: the certificate in words.
 pub fn certificate_notes(sol: &SdpSolution, scale: f64) -> Vec<String> {
     let c = &sol.certificate;
@@ -138,8 +168,15 @@ impl Embedder for Mvu {
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let method = self.method();
-        let x = input.x;
-        check_input(method, &x, 3)?;
+        check_input(method, &input.x, 3)?;
+        fit_on_distinct_rows(method, input.x, |x| self.fit_distinct(x))
+    }
+}
+
+impl Mvu {
+    /// The fit on samples without duplicates.
+    fn fit_distinct(&self, x: ArrayView2<f64>) -> Result<Fitted> {
+        let method = self.method();
         let (n, d_in) = x.dim();
         if n > MVU_MAX_N {
             return Err(MethodError::Input {
@@ -218,7 +255,7 @@ pub(crate) fn info_mvu() -> MethodInfo {
         name: "mvu",
         summary: "Maximum variance unfolding: max tr(K) s.t. K PSD, sum K = 0, K_ii + K_jj - 2 K_ij = ||x_i - x_j||^2 on the k-NN graph; KPCA of K. Low-rank augmented Lagrangian with a certified duality gap.",
         reference: REFERENCE,
-        version: 1,
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
@@ -234,7 +271,7 @@ pub(crate) fn info_mvu_ineq() -> MethodInfo {
         name: "mvu-ineq",
         summary: "MVUineq: maximum variance unfolding with K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph (distances may shrink); KPCA of K.",
         reference: REFERENCE,
-        version: 1,
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
@@ -250,7 +287,7 @@ pub(crate) fn info_mvu2() -> MethodInfo {
         name: "mvu2",
         summary: "MVU2: max tr(K) - nu sum_E (K_ii + K_jj - 2 K_ij - ||x_i - x_j||^2)^2 s.t. K PSD, sum K = 0 (l2 penalty on the distance slacks; nu in units where the mean squared edge length is 1); KPCA of K.",
         reference: REFERENCE,
-        version: 1,
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

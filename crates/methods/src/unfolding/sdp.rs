@@ -611,7 +611,7 @@ impl<'a> DistanceSdp<'a> {
                         if t > 0.0 {
                             2.0 * t + 4.0 * sigma * d.max(len)
                         } else {
-                            1e-3 * sigma * d
+                            sigma * d
                         }
                     }
                     DistanceConstraint::Penalty(nu) => 4.0 * nu * g.abs() + 8.0 * nu * d.max(len),
