@@ -144,7 +144,7 @@ fn reconstruction_map_interpolates_planar_data() {
 fn kernel_pca_of_the_factor_is_the_top_eigenspace_of_k() {
     let set = &fixture()[1];
     let y = start_factor(set.x.view(), 7, 1.0);
-    let (emb, values) = kernel_pca_of_factor(y.view(), 2).unwrap();
+    let (emb, values) = kernel_pca_of_factor("mvu", y.view(), 2).unwrap();
     let k = y.dot(&y.t());
     let top = structdr_linalg::eigh_top(k.view(), 2).unwrap();
     for j in 0..2 {

@@ -73,10 +73,10 @@ impl Mvu {
 
 /// Top-`dim` kernel principal components of `K = Y Y^T` from the r x r `Y^T Y`: `Y V_d`, whose
 /// columns are `sqrt(lambda_k) u_k`. Columns beyond the rank of `Y` are zero.
-pub fn kernel_pca_of_factor(y: ArrayView2<f64>, dim: usize) -> Result<(Array2<f64>, Vec<f64>)> {
+pub fn kernel_pca_of_factor(method: &'static str, y: ArrayView2<f64>, dim: usize) -> Result<(Array2<f64>, Vec<f64>)> {
     let (n, r) = y.dim();
     let take = dim.min(r);
-    let e = eigh_top(y.t().dot(&y).view(), take).map_err(numerical("mvu"))?;
+    let e = eigh_top(y.t().dot(&y).view(), take).map_err(numerical(method))?;
     let mut emb = Array2::<f64>::zeros((n, dim));
     emb.slice_mut(ndarray::s![.., ..take]).assign(&y.dot(&e.vectors));
     canonicalize_signs(&mut emb);
@@ -214,7 +214,7 @@ impl Mvu {
         let max_inner = if self.variant == MvuVariant::Equality { 3000 } else { SdpOptions::default().max_inner };
         let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, max_inner, ..SdpOptions::default() };
         let sol = sdp.solve(z0, &opts).map_err(numerical(method))?;
-        let (emb, values) = kernel_pca_of_factor((&sol.y * mean_d.sqrt()).view(), self.dim)?;
+        let (emb, values) = kernel_pca_of_factor(method, (&sol.y * mean_d.sqrt()).view(), self.dim)?;
         let trace = Trace::iterative(sol.history.clone(), sol.outer, sol.certified, sol.termination.clone()).with_kkt_residual(sol.certificate.rel_gap);
         let mut f = Fitted::new(Output::Embedding(emb), trace);
         if let Some(note) = g.note() {
@@ -250,10 +250,28 @@ fn build(variant: MvuVariant, p: &ParamMap, name: &'static str) -> Result<Box<dy
 
 const REFERENCE: &str = "Weinberger & Saul, Unsupervised learning of image manifolds by semidefinite programming, IJCV 70, 2006 (MVU: also CVPR 2004); solver: Burer & Monteiro, Math. Program. 95, 2003";
 
-pub(crate) fn info_mvu() -> MethodInfo {
+/// The registry entry of one variant (they differ in name, summary and MVU2's `nu`).
+fn info_variant(variant: MvuVariant) -> MethodInfo {
+    let (name, summary, extra): (&'static str, &'static str, Option<crate::api::ParamSchema>) = match variant {
+        MvuVariant::Equality => (
+            "mvu",
+            "Maximum variance unfolding: max tr(K) s.t. K PSD, sum K = 0, K_ii + K_jj - 2 K_ij = ||x_i - x_j||^2 on the k-NN graph; KPCA of K. Low-rank augmented Lagrangian with a duality-gap certificate (not attainable for equalities: best effort, docs/parity/mvu.md).",
+            None,
+        ),
+        MvuVariant::Inequality => (
+            "mvu-ineq",
+            "MVUineq: maximum variance unfolding with K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph (distances may shrink); KPCA of K; certified relative duality gap.",
+            None,
+        ),
+        MvuVariant::L2 => (
+            "mvu2",
+            "MVU2: max tr(K) - nu sum_E (K_ii + K_jj - 2 K_ij - ||x_i - x_j||^2)^2 s.t. K PSD, sum K = 0 (l2 penalty on the distance slacks; nu in units where the mean squared edge length is 1); KPCA of K.",
+            Some(float_in("nu", open(0.0), open(f64::INFINITY), 1.0, "weight of the squared distance slacks (mean squared edge length = 1)")),
+        ),
+    };
     MethodInfo {
-        name: "mvu",
-        summary: "Maximum variance unfolding: max tr(K) s.t. K PSD, sum K = 0, K_ii + K_jj - 2 K_ij = ||x_i - x_j||^2 on the k-NN graph; KPCA of K. Low-rank augmented Lagrangian with a certified duality gap.",
+        name,
+        summary,
         reference: REFERENCE,
         version: 2,
         output: OutputKind::Embedding,
@@ -261,39 +279,23 @@ pub(crate) fn info_mvu() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: common_params(None),
-        build: |p| build(MvuVariant::Equality, p, "mvu"),
+        params: common_params(extra),
+        build: match variant {
+            MvuVariant::Equality => |p| build(MvuVariant::Equality, p, "mvu"),
+            MvuVariant::Inequality => |p| build(MvuVariant::Inequality, p, "mvu-ineq"),
+            MvuVariant::L2 => |p| build(MvuVariant::L2, p, "mvu2"),
+        },
     }
+}
+
+pub(crate) fn info_mvu() -> MethodInfo {
+    info_variant(MvuVariant::Equality)
 }
 
 pub(crate) fn info_mvu_ineq() -> MethodInfo {
-    MethodInfo {
-        name: "mvu-ineq",
-        summary: "MVUineq: maximum variance unfolding with K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph (distances may shrink); KPCA of K.",
-        reference: REFERENCE,
-        version: 2,
-        output: OutputKind::Embedding,
-        needs_labels: false,
-        accepts_init: false,
-        inductive: false,
-        randomised: false,
-        params: common_params(None),
-        build: |p| build(MvuVariant::Inequality, p, "mvu-ineq"),
-    }
+    info_variant(MvuVariant::Inequality)
 }
 
 pub(crate) fn info_mvu2() -> MethodInfo {
-    MethodInfo {
-        name: "mvu2",
-        summary: "MVU2: max tr(K) - nu sum_E (K_ii + K_jj - 2 K_ij - ||x_i - x_j||^2)^2 s.t. K PSD, sum K = 0 (l2 penalty on the distance slacks; nu in units where the mean squared edge length is 1); KPCA of K.",
-        reference: REFERENCE,
-        version: 2,
-        output: OutputKind::Embedding,
-        needs_labels: false,
-        accepts_init: false,
-        inductive: false,
-        randomised: false,
-        params: common_params(Some(float_in("nu", open(0.0), open(f64::INFINITY), 1.0, "weight of the squared distance slacks (mean squared edge length = 1)"))),
-        build: |p| build(MvuVariant::L2, p, "mvu2"),
-    }
+    info_variant(MvuVariant::L2)
 }

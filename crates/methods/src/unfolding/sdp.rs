@@ -49,6 +49,7 @@ use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use structdr_linalg::sparse::{Ordering, SparseCholesky, SymbolicCholesky};
 use structdr_linalg::SpdFactor;
 use structdr_linalg::{eigh, eigh_bottom, LinalgError};
+use structdr_numerics::graphs::laplacian;
 
 /// How the distances of the edge set constrain the kernel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -219,14 +220,26 @@ impl<'a> DistanceSdp<'a> {
                 }
             }
         }
-        let gz = match self.q {
+        let mut gz = match self.q {
             Some(q) => q.t().dot(&gy),
             None => gy,
         };
-        let mut gz = gz;
         project_out(&mut gz, c);
         grad.copy_from_slice(gz.as_slice().expect("standard layout"));
         f
+    }
+
+    /// `L_w Q` (N x m) edge by edge, without forming the N x N Laplacian.
+    fn laplacian_times(&self, w: &[f64], q: ArrayView2<f64>) -> Array2<f64> {
+        let mut lq = Array2::<f64>::zeros(q.raw_dim());
+        for (&(i, j), &we) in self.edges.iter().zip(w) {
+            for k in 0..q.ncols() {
+                let dq = we * (q[[i, k]] - q[[j, k]]);
+                lq[[i, k]] += dq;
+                lq[[j, k]] -= dq;
+            }
+        }
+        lq
     }
 
     /// The dual bound of the module doc for the multipliers `w` and the factor `y`.
@@ -273,13 +286,10 @@ impl<'a> DistanceSdp<'a> {
             None => {
                 // L_w + s 1 1^T / N: the constant vector moves to eigenvalue s, above every
                 // eigenvalue of L_w (Gershgorin: s > 2 max_i sum_j |w_ij|), the rest stay.
-                let mut a = Array2::<f64>::zeros((m, m));
+                let weighted: Vec<(usize, usize, f64)> = self.edges.iter().zip(w).map(|(&(i, j), &we)| (i, j, we)).collect();
+                let mut a = laplacian::from_edges(m, &weighted);
                 let mut row_abs = vec![0.0; m];
-                for (&(i, j), &we) in self.edges.iter().zip(w) {
-                    a[[i, i]] += we;
-                    a[[j, j]] += we;
-                    a[[i, j]] -= we;
-                    a[[j, i]] -= we;
+                for &(i, j, we) in &weighted {
                     row_abs[i] += we.abs();
                     row_abs[j] += we.abs();
                 }
@@ -292,15 +302,7 @@ impl<'a> DistanceSdp<'a> {
                 // A = Q^T L_w Q via L_w Q edge by edge; B = Q^T Q. A Householder reflection H maps
                 // c to a multiple of e_1; dropping the first row and column of H A H and H B H
                 // restricts both to c-perp. Then the symmetric C = B~^-1/2 A~ B~^-1/2.
-                let mut lq = Array2::<f64>::zeros(q.raw_dim());
-                for (&(i, j), &we) in self.edges.iter().zip(w) {
-                    for k in 0..m {
-                        let dq = we * (q[[i, k]] - q[[j, k]]);
-                        lq[[i, k]] += dq;
-                        lq[[j, k]] -= dq;
-                    }
-                }
-                let a = q.t().dot(&lq);
+                let a = q.t().dot(&self.laplacian_times(w, q));
                 let b = q.t().dot(&q);
                 let c = self.centring_vector();
                 let h = householder(&c);
@@ -431,7 +433,7 @@ impl<'a> DistanceSdp<'a> {
             let wk = w.clone();
             let y_now = self.lift(z.view());
             let pre = self.preconditioner(&symbolic, y_now.view(), &wk, sigma)?;
-            let res = preconditioned_lbfgs(|p, g| self.lagrangian(p, r, &wk, sigma, &c, g), x0, r, |g| pre.apply(g, r, &c), inner_tol * scale, opts.max_inner);
+            let res = preconditioned_lbfgs(|p, g| self.lagrangian(p, r, &wk, sigma, &c, g), x0, |g| pre.apply(g, r, &c), inner_tol * scale, opts.max_inner);
             inner_total += res.iterations;
             z = Array2::from_shape_vec((m, r), res.x).expect("packed Z");
             project_out(&mut z, &c);
@@ -447,15 +449,6 @@ impl<'a> DistanceSdp<'a> {
                 DistanceConstraint::Equality => w.iter_mut().zip(&g).for_each(|(we, gv)| *we += sigma * gv),
                 DistanceConstraint::Inequality => w.iter_mut().zip(&g).for_each(|(we, gv)| *we = (*we + sigma * gv).max(0.0)),
                 DistanceConstraint::Penalty(nu) => w.iter_mut().zip(&g).for_each(|(we, gv)| *we = 2.0 * nu * gv),
-            }
-            if std::env::var_os("STRUCTDR_DEBUG_SDP").is_some() {
-                eprintln!(
-                    "outer {outer}: r {r} sigma {sigma:.1e} inner {} conv {:?} viol {viol:.3e} tr {:.9e} |w|max {:.3e}",
-                    res.iterations,
-                    res.converged,
-                    history.last().unwrap(),
-                    w.iter().fold(0.0f64, |a, v| a.max(v.abs()))
-                );
             }
             // raise sigma only when the subproblem was solved and the violation stalled; past
             // 1e6 (mean edge length 1) L-BFGS stalls on the conditioning instead
@@ -495,17 +488,6 @@ impl<'a> DistanceSdp<'a> {
                 if alt.rel_gap < cert.rel_gap {
                     cert = alt;
                 }
-            }
-            if std::env::var_os("STRUCTDR_DEBUG_SDP").is_some() {
-                eprintln!(
-                    "  cert: mu {:.9} P {:.9e} U {:.9e} gap {:.2e} res {:.2e} ascent {}",
-                    cert.mu,
-                    cert.primal,
-                    cert.dual,
-                    cert.rel_gap,
-                    cert.residual,
-                    cert.ascent.ncols()
-                );
             }
             let feasible = !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol;
             if cert.rel_gap <= opts.gap_tol && feasible {
@@ -632,16 +614,7 @@ impl<'a> DistanceSdp<'a> {
                 Ok(Preconditioner::Sparse(f))
             }
             (Some(q), _) => {
-                let m = q.ncols();
-                let mut lq = Array2::<f64>::zeros(q.raw_dim());
-                for (&(i, j), &we) in self.edges.iter().zip(&weights) {
-                    for k in 0..m {
-                        let dq = we * (q[[i, k]] - q[[j, k]]);
-                        lq[[i, k]] += dq;
-                        lq[[j, k]] -= dq;
-                    }
-                }
-                let p = q.t().dot(&lq) + q.t().dot(&q) * beta.max(1e-9 * mean_w);
+                let p = q.t().dot(&self.laplacian_times(&weights, q)) + q.t().dot(&q) * beta.max(1e-9 * mean_w);
                 Ok(Preconditioner::Dense(SpdFactor::new(p, "landmark-mvu preconditioner")?))
             }
             (None, None) => unreachable!("plain MVU always has the symbolic analysis"),
@@ -663,7 +636,6 @@ struct InnerResult {
 fn preconditioned_lbfgs(
     mut f: impl FnMut(&[f64], &mut [f64]) -> f64,
     mut x: Vec<f64>,
-    _r: usize,
     h0: impl Fn(&[f64]) -> Vec<f64>,
     tol: f64,
     max_iter: usize,
