@@ -273,7 +273,7 @@ fn info_variant(variant: MvuVariant) -> MethodInfo {
         name,
         summary,
         reference: REFERENCE,
-        version: 2,
+        version: 3,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

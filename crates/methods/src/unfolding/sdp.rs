@@ -31,7 +31,11 @@
 //! - l2 penalty: `-||Y||^2 + nu sum_e g_e^2` minimised once (`w = 2 nu g` at its optimum),
 //!
 //! each subproblem minimised by L-BFGS over `Z` (O(|E| r + N m r) per evaluation; no N x N matrix),
-//! `sigma` multiplied by 10 whenever the violation fell by less than 4x.
+//! `sigma` multiplied by 10 whenever the violation fell by less than 4x. The distance constraints
+//! enter scaled to relative form, `g_e / d_e` (the multipliers above are those of the scaled
+//! constraints; the dual weights are `w_e / d_e`): the certificate's feasibility scaling pays for
+//! the largest *relative* violation, and without the scaling the few edges of near-duplicate pairs
+//! (`d_e ~ 1e-3 mean(d)`) held the gap at 1e-4 long after the rest had converged.
 //!
 //! # The certificate
 //!
@@ -175,7 +179,7 @@ impl<'a> DistanceSdp<'a> {
 
     /// The augmented Lagrangian (or the MVU2 objective) at `z` (m x r, row-major in `zs`) and its
     /// gradient with respect to `Z`, projected onto `c`-perp.
-    fn lagrangian(&self, zs: &[f64], r: usize, w: &[f64], sigma: f64, c: &Array1<f64>, grad: &mut [f64]) -> f64 {
+    fn lagrangian(&self, zs: &[f64], r: usize, w: &[f64], omega: &[f64], sigma: f64, c: &Array1<f64>, grad: &mut [f64]) -> f64 {
         let m = self.m();
         let z = ArrayView2::from_shape((m, r), zs).expect("packed Z");
         let y = self.lift(z);
@@ -192,16 +196,18 @@ impl<'a> DistanceSdp<'a> {
                 len += diff[k] * diff[k];
             }
             let g = len - d;
+            // the constraints enter scaled, h_e = omega_e g_e; coef = d(terms) / d(g_e)
+            let h = omega[e] * g;
             let coef = match self.constraint {
                 DistanceConstraint::Equality => {
-                    f += w[e] * g + 0.5 * sigma * g * g;
-                    w[e] + sigma * g
+                    f += w[e] * h + 0.5 * sigma * h * h;
+                    omega[e] * (w[e] + sigma * h)
                 }
                 DistanceConstraint::Inequality => {
-                    let t = w[e] + sigma * g;
+                    let t = w[e] + sigma * h;
                     if t > 0.0 {
                         f += (t * t - w[e] * w[e]) / (2.0 * sigma);
-                        t
+                        omega[e] * t
                     } else {
                         f -= w[e] * w[e] / (2.0 * sigma);
                         0.0
@@ -405,6 +411,14 @@ impl<'a> DistanceSdp<'a> {
         let c = self.centring_vector();
         let mut z = z0;
         project_out(&mut z, &c);
+        // the multipliers v of the scaled constraints h_e = omega_e g_e, omega_e = 1 / d_e: a
+        // relative violation is what the feasibility scaling of the certificate pays for, so
+        // every edge is driven to the same relative accuracy (an edge of a near-duplicate pair,
+        // d_e ~ 1e-3 mean(d), otherwise dominates the gap). The dual weights are w_e = omega_e v_e.
+        let penalty = matches!(self.constraint, DistanceConstraint::Penalty(_));
+        let mean_d = self.d2.iter().sum::<f64>() / self.d2.len().max(1) as f64;
+        let omega: Vec<f64> = self.d2.iter().map(|&d| if penalty { 1.0 } else { 1.0 / d.max(1e-4 * mean_d).max(f64::MIN_POSITIVE) }).collect();
+        let raw = |v: &[f64]| -> Vec<f64> { v.iter().zip(&omega).map(|(a, b)| a * b).collect() };
         let mut w = vec![0.0; self.edges.len()];
         let mut sigma = 10.0;
         let mut prev_viol = f64::INFINITY;
@@ -417,7 +431,6 @@ impl<'a> DistanceSdp<'a> {
         let mut best: Option<(Certificate, Array2<f64>)> = None;
         let mut since_improvement = 0usize;
         let mut viol_history: Vec<f64> = Vec::new();
-        let penalty = matches!(self.constraint, DistanceConstraint::Penalty(_));
         // the pattern of the graph Laplacian, analysed once (plain MVU's preconditioner)
         let symbolic = match self.q {
             None => Some(
@@ -432,13 +445,14 @@ impl<'a> DistanceSdp<'a> {
             let x0: Vec<f64> = z.iter().copied().collect();
             let wk = w.clone();
             let y_now = self.lift(z.view());
-            let pre = self.preconditioner(&symbolic, y_now.view(), &wk, sigma)?;
-            let res = preconditioned_lbfgs(|p, g| self.lagrangian(p, r, &wk, sigma, &c, g), x0, |g| pre.apply(g, r, &c), inner_tol * scale, opts.max_inner);
+            let pre = self.preconditioner(&symbolic, y_now.view(), &wk, &omega, sigma)?;
+            let res =
+                preconditioned_lbfgs(|p, g| self.lagrangian(p, r, &wk, &omega, sigma, &c, g), x0, |g| pre.apply(g, r, &c), inner_tol * scale, opts.max_inner);
             inner_total += res.iterations;
             z = Array2::from_shape_vec((m, r), res.x).expect("packed Z");
             project_out(&mut z, &c);
             let y = self.lift(z.view());
-            let g = self.violations(y.view());
+            let g = raw(&self.violations(y.view()));
             history.push(y.iter().map(|v| v * v).sum());
             let viol = match self.constraint {
                 DistanceConstraint::Equality => g.iter().fold(0.0f64, |a, v| a.max(v.abs())),
@@ -463,7 +477,7 @@ impl<'a> DistanceSdp<'a> {
             let n_hist = viol_history.len();
             if !penalty && sigma >= 1e6 && n_hist > 8 && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
                 let y = self.lift(z.view());
-                let cert = self.certificate(y.view(), &w)?;
+                let cert = self.certificate(y.view(), &raw(&w))?;
                 let msg = format!(
                     "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; relative gap {:.2e}",
                     cert.rel_gap
@@ -476,14 +490,15 @@ impl<'a> DistanceSdp<'a> {
                 continue;
             }
             last_checked_viol = viol;
-            let mut cert = self.certificate(y.view(), &w)?;
+            let w_raw = raw(&w);
+            let mut cert = self.certificate(y.view(), &w_raw)?;
             if !penalty {
                 let scale_w = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
                 let active: Vec<bool> = match self.constraint {
                     DistanceConstraint::Inequality => w.iter().map(|&v| v > 1e-9 * scale_w).collect(),
                     _ => vec![true; w.len()],
                 };
-                let refined = self.refine_multipliers(y.view(), &w, &active, 3000);
+                let refined = self.refine_multipliers(y.view(), &w_raw, &active, 3000);
                 let alt = self.certificate(y.view(), &refined)?;
                 if alt.rel_gap < cert.rel_gap {
                     cert = alt;
@@ -524,7 +539,7 @@ impl<'a> DistanceSdp<'a> {
             }
         }
         let y = self.lift(z.view());
-        let mut cert = self.certificate(y.view(), &w)?;
+        let mut cert = self.certificate(y.view(), &raw(&w))?;
         if let Some((b, bz)) = best {
             if b.rel_gap < cert.rel_gap {
                 cert = b;
@@ -576,27 +591,35 @@ impl Preconditioner<'_> {
 }
 
 impl<'a> DistanceSdp<'a> {
-    fn preconditioner<'s>(&self, symbolic: &'s Option<SymbolicCholesky>, y: ArrayView2<f64>, w: &[f64], sigma: f64) -> Result<Preconditioner<'s>, LinalgError> {
+    fn preconditioner<'s>(
+        &self,
+        symbolic: &'s Option<SymbolicCholesky>,
+        y: ArrayView2<f64>,
+        w: &[f64],
+        omega: &[f64],
+        sigma: f64,
+    ) -> Result<Preconditioner<'s>, LinalgError> {
         let r = y.ncols();
         let weights: Vec<f64> = self
             .edges
             .iter()
             .zip(self.d2)
             .zip(w)
-            .map(|((&(i, j), &d), &we)| {
+            .zip(omega)
+            .map(|(((&(i, j), &d), &we), &om)| {
                 let len: f64 = (0..r).map(|k| (y[[i, k]] - y[[j, k]]).powi(2)).sum();
-                let g = len - d;
+                let h = om * (len - d);
                 match self.constraint {
-                    DistanceConstraint::Equality => 2.0 * (we + sigma * g).max(0.0) + 4.0 * sigma * d.max(len),
+                    DistanceConstraint::Equality => 2.0 * om * (we + sigma * h).max(0.0) + 4.0 * sigma * om * om * d.max(len),
                     DistanceConstraint::Inequality => {
-                        let t = we + sigma * g;
+                        let t = we + sigma * h;
                         if t > 0.0 {
-                            2.0 * t + 4.0 * sigma * d.max(len)
+                            2.0 * om * t + 4.0 * sigma * om * om * d.max(len)
                         } else {
-                            sigma * d
+                            sigma * om * om * d
                         }
                     }
-                    DistanceConstraint::Penalty(nu) => 4.0 * nu * g.abs() + 8.0 * nu * d.max(len),
+                    DistanceConstraint::Penalty(nu) => 4.0 * nu * h.abs() + 8.0 * nu * d.max(len),
                 }
             })
             .collect();
@@ -791,7 +814,8 @@ mod tests {
             let c = sdp.centring_vector();
             project_out(&mut z, &c);
             let p: Vec<f64> = z.iter().copied().collect();
-            crate::testing::assert_gradient_matches_central_differences(|p, g| sdp.lagrangian(p, 3, &w, 2.5, &c, g), &p, 1e-6, 1e-6);
+            let omega: Vec<f64> = d2.iter().map(|d| 1.0 / d).collect();
+            crate::testing::assert_gradient_matches_central_differences(|p, g| sdp.lagrangian(p, 3, &w, &omega, 2.5, &c, g), &p, 1e-6, 1e-6);
         }
     }
 }
