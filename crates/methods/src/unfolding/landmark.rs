@@ -17,7 +17,7 @@
 //! Cost: one sparse Cholesky of `Phi_uu` and m solves, then O(|E| r + N m r) per L-BFGS step and
 //! an m x m eigenproblem per certificate; nothing is N x N.
 
-use super::mvu::{certificate_notes, fit_on_distinct_rows, kernel_pca_of_factor, start_factor};
+use super::mvu::{certificate_notes, fit_on_distinct_rows, kernel_pca_of_factor, start_factor, START_RANK};
 use super::sdp::{DistanceConstraint, DistanceSdp, SdpOptions};
 use crate::api::info::{auto, dim, disconnected_param, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
@@ -181,7 +181,7 @@ impl LandmarkMvu {
             });
         }
         let d2: Vec<f64> = g.edges.iter().map(|e| e.2 / mean_d).collect();
-        let r0 = (self.dim + 8).max(12).min(m - 1).min(self.max_rank);
+        let r0 = START_RANK.min(m - 1).min(self.max_rank);
         let basis = PcaBasis::fit(x).map_err(numerical(M))?;
         let r_pca = d_in.min(r0).min(basis.variances.len());
         let scores = basis.transform(x, r_pca);
@@ -216,7 +216,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "landmark-mvu",
         summary: "Landmark MVU: K = Q L Q^T with m random landmarks and Q from LLE reconstruction weights (k_rec neighbours); max tr(K) s.t. L PSD, sum K = 0, K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph; KPCA of K.",
         reference: "Weinberger, Packer & Saul, Nonlinear dimensionality reduction by semidefinite programming and kernel matrix factorization, AISTATS 2005",
-        version: 3,
+        version: 4,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
