@@ -280,7 +280,7 @@ fn info_variant(variant: MvuVariant) -> MethodInfo {
         name,
         summary,
         reference: REFERENCE,
-        version: 4,
+        version: 5,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -426,8 +426,8 @@ impl<'a> DistanceSdp<'a> {
         let mut history = Vec::new();
         let mut inner_total = 0;
         let mut last_checked_viol = f64::INFINITY;
-        // the best certificate so far (feasible within feas_tol), its factor, and how many
-        // certificate checks ago it improved 2x
+        // the best certificate so far (feasible within feas_tol, from any check), its factor, and
+        // how many checks at full inner accuracy ago it improved 2x
         let mut best: Option<(Certificate, Array2<f64>)> = None;
         let mut since_improvement = 0usize;
         let mut viol_history: Vec<f64> = Vec::new();
@@ -478,8 +478,14 @@ impl<'a> DistanceSdp<'a> {
             if !penalty && sigma >= 1e6 && n_hist > 8 && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
                 let y = self.lift(z.view());
                 let cert = self.certificate(y.view(), &raw(&w))?;
+                // return the best certified iterate when it beats the current one (a rank growth
+                // shortly before can leave the current iterate far from converged)
+                let (cert, z) = match best.take() {
+                    Some((b, bz)) if b.rel_gap < cert.rel_gap => (b, bz),
+                    _ => (cert, z),
+                };
                 let msg = format!(
-                    "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; relative gap {:.2e}",
+                    "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; best relative gap {:.2e}",
                     cert.rel_gap
                 );
                 return Ok(self.finish(z, cert, outer, inner_total, history, false, msg));
@@ -509,13 +515,15 @@ impl<'a> DistanceSdp<'a> {
                 let msg = format!("certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations", cert.rel_gap, opts.gap_tol);
                 return Ok(self.finish(z, cert, outer, inner_total, history, true, msg));
             }
+            // every certificate is a valid pair of bounds: keep the best one and its factor
+            let halved = best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap);
+            if feasible && best.as_ref().is_none_or(|(b, _)| cert.rel_gap < b.rel_gap) {
+                best = Some((cert.clone(), z.clone()));
+            }
             if feasible && viol <= opts.feas_tol && inner_tol <= 1e-8 {
                 since_improvement += 1;
-                if best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap) {
+                if halved {
                     since_improvement = 0;
-                }
-                if best.as_ref().is_none_or(|(b, _)| cert.rel_gap < b.rel_gap) {
-                    best = Some((cert.clone(), z.clone()));
                 }
                 if since_improvement >= 6 {
                     let (b, bz) = best.take().expect("set above");
