@@ -457,10 +457,12 @@ fn dispatch(cmd: Command) -> Result<()> {
 }
 
 fn run(a: RunArgs) -> Result<()> {
-    let plan = spec::load(&a.spec)?;
+    // The pool first: loading a spec can already run parallel code (the teapot generator
+    // ray-traces its frames with rayon), which would fix the global pool at every core.
     if let Some(j) = a.jobs {
         rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("configuring worker threads")?;
     }
+    let plan = spec::load(&a.spec)?;
     // A misspelt filter would silently compute nothing: every name must be in the spec.
     let data_names: Vec<&str> = (0..plan.spec.datasets.len()).flat_map(|i| plan.dataset_names(i)).collect();
     let method_names: Vec<&str> = (0..plan.methods.len()).flat_map(|i| plan.method_names(i)).collect();

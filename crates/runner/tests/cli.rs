@@ -186,6 +186,27 @@ fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
     assert!(again.status.success() && err.contains("2 cached, 0 to run") && !err.lines().any(|l| l.starts_with('[')), "{err}");
 }
 
+/// `-j` must work whatever the spec: loading a spec can already run parallel code (the teapot
+/// generator ray-traces its frames with rayon), and the worker pool has to be configured before
+/// that (it used to fail with "The global thread pool has already been initialized").
+#[test]
+fn run_jobs_flag_works_when_the_spec_generates_data_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(
+        &spec,
+        "id = \"jobs\"\ntitle = \"jobs flag\"\nseed = 3\noutput = \"out\"\n\
+         [evaluation]\nprotocols = [\"loocv\"]\n\
+         [[dataset]]\nname = \"teapot_rotation\"\nparams = { n = 12 }\n\
+         [[method]]\nname = \"pca\"\ngrid = { dim = [2] }\n",
+    )
+    .unwrap();
+    let out = bin().args(["run", spec.to_str().unwrap(), "--results", dir.path().to_str().unwrap(), "-j", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("1 computed, 0 cached, 0 failed"), "{summary}");
+}
+
 /// Failed cells are listed with their reasons at the end of every run; `--fail-on-error` turns any
 /// failed cell into exit status 2 (after the tables are written), and a spec none of whose cells
 /// succeeds exits 2 without the flag.
