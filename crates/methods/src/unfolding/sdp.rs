@@ -418,7 +418,8 @@ impl<'a> DistanceSdp<'a> {
         let penalty = matches!(self.constraint, DistanceConstraint::Penalty(_));
         let mean_d = self.d2.iter().sum::<f64>() / self.d2.len().max(1) as f64;
         let omega: Vec<f64> = self.d2.iter().map(|&d| if penalty { 1.0 } else { 1.0 / d.max(1e-4 * mean_d).max(f64::MIN_POSITIVE) }).collect();
-        let raw = |v: &[f64]| -> Vec<f64> { v.iter().zip(&omega).map(|(a, b)| a * b).collect() };
+        // relative-form quantities (violations, multipliers) back to the absolute form: times omega_e
+        let times_omega = |v: &[f64]| -> Vec<f64> { v.iter().zip(&omega).map(|(a, b)| a * b).collect() };
         let mut w = vec![0.0; self.edges.len()];
         let mut sigma = 10.0;
         let mut prev_viol = f64::INFINITY;
@@ -452,7 +453,7 @@ impl<'a> DistanceSdp<'a> {
             z = Array2::from_shape_vec((m, r), res.x).expect("packed Z");
             project_out(&mut z, &c);
             let y = self.lift(z.view());
-            let g = raw(&self.violations(y.view()));
+            let g = times_omega(&self.violations(y.view()));
             history.push(y.iter().map(|v| v * v).sum());
             let viol = match self.constraint {
                 DistanceConstraint::Equality => g.iter().fold(0.0f64, |a, v| a.max(v.abs())),
@@ -477,7 +478,7 @@ impl<'a> DistanceSdp<'a> {
             let n_hist = viol_history.len();
             if !penalty && sigma >= 1e6 && n_hist > 8 && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
                 let y = self.lift(z.view());
-                let cert = self.certificate(y.view(), &raw(&w))?;
+                let cert = self.certificate(y.view(), &times_omega(&w))?;
                 // return the best certified iterate when it beats the current one (a rank growth
                 // shortly before can leave the current iterate far from converged)
                 let (cert, z) = match best.take() {
@@ -496,15 +497,15 @@ impl<'a> DistanceSdp<'a> {
                 continue;
             }
             last_checked_viol = viol;
-            let w_raw = raw(&w);
-            let mut cert = self.certificate(y.view(), &w_raw)?;
+            let w_abs = times_omega(&w);
+            let mut cert = self.certificate(y.view(), &w_abs)?;
             if !penalty {
                 let scale_w = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
                 let active: Vec<bool> = match self.constraint {
                     DistanceConstraint::Inequality => w.iter().map(|&v| v > 1e-9 * scale_w).collect(),
                     _ => vec![true; w.len()],
                 };
-                let refined = self.refine_multipliers(y.view(), &w_raw, &active, 3000);
+                let refined = self.refine_multipliers(y.view(), &w_abs, &active, 3000);
                 let alt = self.certificate(y.view(), &refined)?;
                 if alt.rel_gap < cert.rel_gap {
                     cert = alt;
@@ -547,7 +548,7 @@ impl<'a> DistanceSdp<'a> {
             }
         }
         let y = self.lift(z.view());
-        let mut cert = self.certificate(y.view(), &raw(&w))?;
+        let mut cert = self.certificate(y.view(), &times_omega(&w))?;
         if let Some((b, bz)) = best {
             if b.rel_gap < cert.rel_gap {
                 cert = b;
