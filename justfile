@@ -76,12 +76,12 @@ figures-trees: figures-rpg figures-ddrtree figures-landmark
 figures-mpme: build
     {{bin}} run experiments/mpme_sensitivity.toml
 
-# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, GPLVM, MEU, t-SNE); about a minute.
+# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MVU, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, MVU, MVUineq, MVU2, GPLVM, MEU, t-SNE); about 7 minutes on one core.
 figures-comparison: build
     {{bin}} run experiments/spl_fig2.toml
     {{bin}} run experiments/mpme_fig5.toml
 
-# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME in 2-D and 3-D (MPME paper Fig. 8, 9).
+# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D (MPME paper Fig. 8, 9); about 8 minutes.
 figures-teapot: build
     {{bin}} run experiments/mpme_fig8.toml
 

@@ -37,6 +37,8 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::unfolding::mvu::info_mvu_ineq(),
             crate::unfolding::mvu::info_mvu2(),
             crate::unfolding::landmark::info(),
+            crate::unfolding::drtoolbox::info_mvu(),
+            crate::unfolding::drtoolbox::info_fastmvu(),
         ]
     })
 }

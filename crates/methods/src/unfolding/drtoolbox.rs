@@ -1,0 +1,572 @@
+//! The Matlab Toolbox for Dimensionality Reduction's "MVU" procedures (drtoolbox, van der Maaten),
+//! what the papers' "MVU" rows ran. Neither is the MVU semidefinite program of [`super::mvu`]:
+//! both fit the k-NN graph's edge lengths by least squares over a small PSD matrix on a fixed
+//! basis, with no variance term.
+//!
+//! **`mvu-drtoolbox`** (drtoolbox 0.8.1b, `compute_mapping(X, 'MVU', d, k)`):
+//! 1. LLE (drtoolbox's `lle.m`, k neighbours) to `r = min(D, 4 d + 1)` dimensions: the basis `U`
+//!    (N x r). drtoolbox regularises the local Gram matrices by `1e-5 tr(G_i)` only when `k > D`;
+//!    here `1e-9 tr(G_i)` otherwise, so that duplicate samples (a singular `G_i`, where Matlab's
+//!    backslash warns and returns Inf) still give weights.
+//! 2. Fei Sha's `cca.m` in MVU mode (`OPTS.method = 'MVU'`, `relative = 0`, `regularizer = 0`):
+//!    the r x r PSD `P` minimising `sum_{(i,j) in E} ((u_i - u_j)^T P (u_i - u_j) - ||x_i - x_j||^2)^2`
+//!    over the symmetrised k-NN graph `E` (CSDP there, [`psd_least_squares`] here).
+//! 3. The embedding: the first d principal coordinates of `U P^{1/2}` (`Z(1:no_dims, :)'`).
+//!
+//! **`fastmvu`** (drtoolbox `compute_mapping(X, 'FastMVU', d, k)`, which older releases also ran
+//! for 'MVU'; `fastmvu.m`, after Weinberger, Sha, Zhu & Saul, NIPS 2006):
+//! 1. Graph: each sample's `k` nearest neighbours, directed (`D(i, j) != 0` iff `j in kNN(i)`).
+//!    `fastmvu.m` (0.8.x) then sets `D(D ~= 0) = 1`: **every edge gets target squared length 1**,
+//!    the data's distances are discarded (`edge_lengths = "unit"`). `edge_lengths = "data"` keeps
+//!    the squared distances divided by their maximum, as drtoolbox 0.2b and Weinberger's code do.
+//! 2. Basis: the bottom `r = 2 d` non-trivial eigenvectors `U` (N x r) of the binary graph
+//!    Laplacian `L = Deg - A`.
+//! 3. SDP (`sdecca2.m`): the r x r PSD `P` minimising
+//!    `sum_{(i,j) in E_up} ((u_i - u_j)^T P (u_i - u_j) - t_ij)^2 - eta tr(P)`, `eta = 1e-5`,
+//!    `E_up` the pairs `i < j` with `j in kNN(i)` (Matlab's `triu(D)`). Coordinates `Y = U P^{1/2}`
+//!    on their principal axes.
+//! 4. Fine-tune (`hillclimber2c.m`): minimise the stress `s(Y) = sum_{(i,j) in E} (||y_i - y_j||^2 -
+//!    t_ij)^2` over the directed edges `E` (a mutual pair counts twice) in r dimensions, at most
+//!    `max_eval` evaluations. drtoolbox's `hillclimber2c` never reads its `'eta'` argument, so
+//!    the variance term of Weinberger's objective is off: the fit is pure stress.
+//! 5. PCA of `Y` to `d` dimensions, then the stress fit again in d dimensions.
+//!
+//! Deviations (docs/parity/mvu.md): drtoolbox embeds only the largest connected component of the
+//! graph; here a disconnected graph is joined by its shortest edges (`disconnected = "connect"`,
+//! noted) so that every sample is embedded. FastMVU's Laplacian is that of the symmetrised graph
+//! (drtoolbox hands the directed one to `eigs`), and its stress fits use L-BFGS where drtoolbox uses
+//! Rasmussen's conjugate-gradient `minimize`, both bounded by `max_eval` evaluations.
+//!
+//! Cost: a dense N x N eigenproblem for the basis (O(N^3), as `le` / `lle`), O(N r^2 + r^3) per
+//! projected-gradient step of the least squares, O(|E| r) per stress evaluation.
+
+use crate::api::info::{choice, dim, disconnected_param, int, MethodInfo};
+use crate::api::OutputKind;
+use crate::api::ParamMapExt;
+use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::spectral::lle::Lle;
+use ndarray::{Array1, Array2, ArrayView2, Axis};
+use structdr_linalg::{canonicalize_signs, eigh, Pca as PcaBasis};
+use structdr_numerics::graphs::{laplacian, neighbourhood_graph, Disconnected};
+use structdr_numerics::optim::{minimize, BoundedOptions, Solver};
+use structdr_numerics::spectral::bottom_nontrivial;
+
+/// `sdecca2`'s trace reward (drtoolbox `fastmvu.m`: `eta = 1e-5`, passed as the regulariser).
+pub const SDECCA_ETA: f64 = 1e-5;
+
+/// Target squared lengths of the graph's edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeLengths {
+    /// Every edge 1 (drtoolbox 0.8: `D(D ~= 0) = 1`).
+    Unit,
+    /// `||x_i - x_j||^2 / max_E ||x_i - x_j||^2` (drtoolbox 0.2b, Weinberger's FastMVU).
+    Data,
+}
+
+impl EdgeLengths {
+    fn as_str(self) -> &'static str {
+        match self {
+            EdgeLengths::Unit => "unit",
+            EdgeLengths::Data => "data",
+        }
+    }
+}
+
+/// drtoolbox's FastMVU with parameters `dim`, `k`, `edge_lengths`, `disconnected`, `max_eval`.
+#[derive(Debug, Clone)]
+pub struct FastMvu {
+    /// Target dimension d (the SDP basis has 2 d columns).
+    pub dim: usize,
+    /// Neighbours per sample.
+    pub k: usize,
+    /// Target squared edge lengths.
+    pub edge_lengths: EdgeLengths,
+    /// What to do with a disconnected k-NN graph.
+    pub disconnected: Disconnected,
+    /// Evaluation budget of each stress fit (drtoolbox: 10000).
+    pub max_eval: usize,
+}
+
+/// The result of [`psd_least_squares`].
+#[derive(Debug, Clone)]
+pub struct PsdLeastSquares {
+    /// The minimiser `P` (r x r, PSD).
+    pub p: Array2<f64>,
+    /// `f(P)`.
+    pub objective: f64,
+    /// `||P - Proj_PSD(P - grad f(P) / L)||_F / max(||P||_F, 1e-300)`: 0 exactly at the optimum.
+    pub kkt_residual: f64,
+    /// Projected-gradient steps taken (after the factor stage).
+    pub iterations: usize,
+    /// L-BFGS iterations of the factor stage.
+    pub factor_iterations: usize,
+}
+
+/// `s_e = (u_i - u_j)^T P (u_i - u_j)` for every pair: O(N r^2 + |E| r).
+fn quadratic_forms(u: ArrayView2<f64>, pairs: &[(usize, usize)], p: &Array2<f64>) -> Vec<f64> {
+    let z = u.dot(p);
+    pairs
+        .iter()
+        .map(|&(i, j)| {
+            let (ui, uj, zi, zj) = (u.row(i), u.row(j), z.row(i), z.row(j));
+            (0..ui.len()).map(|c| (ui[c] - uj[c]) * (zi[c] - zj[c])).sum()
+        })
+        .collect()
+}
+
+/// `A^T w = sum_e w_e (u_i - u_j)(u_i - u_j)^T = U^T L_w U` (r x r), with the weighted Laplacian
+/// applied edge by edge: O(|E| r + N r^2).
+fn adjoint(u: ArrayView2<f64>, pairs: &[(usize, usize)], w: &[f64]) -> Array2<f64> {
+    let mut m = Array2::<f64>::zeros(u.dim());
+    for (&(i, j), &we) in pairs.iter().zip(w) {
+        for c in 0..u.ncols() {
+            let d = we * (u[[i, c]] - u[[j, c]]);
+            m[[i, c]] += d;
+            m[[j, c]] -= d;
+        }
+    }
+    let a = u.t().dot(&m);
+    (&a + &a.t()) * 0.5
+}
+
+/// Euclidean projection onto the PSD cone: `V max(Lambda, 0) V^T`.
+fn project_psd(method: &'static str, a: &Array2<f64>) -> Result<Array2<f64>> {
+    let sym = (a + &a.t()) * 0.5;
+    let e = eigh(sym.view()).map_err(numerical(method))?;
+    let scaled = &e.vectors * &e.values.mapv(|v| v.max(0.0)).insert_axis(Axis(0));
+    Ok(scaled.dot(&e.vectors.t()))
+}
+
+/// `f(P) = sum_e ((u_i - u_j)^T P (u_i - u_j) - t_e)^2 - tr(W P)` and its gradient
+/// `2 A^T (s - t) - W`, for a symmetric `W` (the trace reward in the caller's coordinates).
+fn ls_value_and_gradient(u: ArrayView2<f64>, pairs: &[(usize, usize)], t: &[f64], reward: &Array2<f64>, p: &Array2<f64>) -> (f64, Array2<f64>) {
+    let s = quadratic_forms(u, pairs, p);
+    let res: Vec<f64> = s.iter().zip(t).map(|(s, t)| s - t).collect();
+    let f = res.iter().map(|r| r * r).sum::<f64>() - (reward * p).sum();
+    let g = adjoint(u, pairs, &res) * 2.0 - reward;
+    (f, g)
+}
+
+/// Minimises `f(P) = sum_e ((u_i - u_j)^T P (u_i - u_j) - t_e)^2 - tr(W P)` over r x r PSD `P`
+/// (`sdecca2`'s problem with `W = eta I`; a convex quadratic over the PSD cone). Start: the best
+/// multiple of the identity, `c I`. Stage 1: L-BFGS on the factor `P = B B^T` (at most
+/// `factor_iter` iterations; `gradient_B = 2 grad f(P) B`). Stage 2: FISTA on `P` with gradient
+/// restarts (O'Donoghue & Candes 2015), step `1 / Lip`, `Lip = 1.05 * 2 ||A||^2` from 50 power
+/// iterations of `A^T A`, until the KKT residual (see [`PsdLeastSquares`]) is at most `tol` or
+/// after `max_iter` steps. The residual certifies the answer whichever stage produced it.
+pub fn psd_least_squares(
+    method: &'static str,
+    u: ArrayView2<f64>,
+    pairs: &[(usize, usize)],
+    t: &[f64],
+    reward: &Array2<f64>,
+    factor_iter: usize,
+    max_iter: usize,
+    tol: f64,
+) -> Result<PsdLeastSquares> {
+    let r = u.ncols();
+    assert_eq!(pairs.len(), t.len(), "psd_least_squares: one target per pair");
+    // power iteration for ||A^T A|| on symmetric matrices (deterministic start: I + a ramp)
+    let mut v = Array2::<f64>::from_shape_fn((r, r), |(a, b)| if a == b { 1.0 + a as f64 / r as f64 } else { 0.01 });
+    let mut norm = 0.0;
+    for _ in 0..50 {
+        let nv = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(nv > 0.0) {
+            break;
+        }
+        v /= nv;
+        let av = quadratic_forms(u, pairs, &v);
+        v = adjoint(u, pairs, &av);
+        norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    }
+    if !(norm > 0.0 && norm.is_finite()) {
+        return Err(MethodError::Degenerate { method, reason: "every edge of the basis has zero length: the SDP's least-squares operator is 0".into() });
+    }
+    let lip = 1.05 * 2.0 * norm;
+    // start: c I with c the least-squares scale, clamped at 0
+    let eye = Array2::<f64>::eye(r);
+    let s1 = quadratic_forms(u, pairs, &eye);
+    let c = (s1.iter().zip(t).map(|(s, t)| s * t).sum::<f64>() / s1.iter().map(|s| s * s).sum::<f64>().max(1e-300)).max(0.0);
+    let c = if c > 0.0 { c } else { 1e-6 * t.iter().map(|v| v.abs()).sum::<f64>() / s1.iter().sum::<f64>().max(1e-300) };
+    // stage 1: L-BFGS on the factor, P = B B^T with B r x r. The map covers the cone, and a
+    // stationary B of full rank has grad f(P) B = 0, i.e. grad f(P) = 0 (Burer & Monteiro 2005):
+    // far fewer steps than projected gradients on an ill-conditioned operator
+    // with Z = U B: s_e = ||z_i - z_j||^2, gradient_B = 4 U^T L_res Z - 2 W B (two N x r x r
+    // products per evaluation, no r x r x r one)
+    let value_and_factor_gradient = |bv: &[f64], gb: &mut [f64]| -> f64 {
+        let b = ArrayView2::from_shape((r, r), bv).expect("r*r");
+        let z = u.dot(&b);
+        let mut m = Array2::<f64>::zeros(z.dim());
+        let mut f = 0.0;
+        for (&(i, j), &te) in pairs.iter().zip(t) {
+            let s: f64 = z.row(i).iter().zip(z.row(j).iter()).map(|(a, c)| (a - c) * (a - c)).sum();
+            let res = s - te;
+            f += res * res;
+            for c in 0..r {
+                let d = res * (z[[i, c]] - z[[j, c]]);
+                m[[i, c]] += d;
+                m[[j, c]] -= d;
+            }
+        }
+        let wb = reward.dot(&b);
+        f -= (&wb * &b).sum();
+        let gbm = u.t().dot(&m) * 4.0 - wb * 2.0;
+        gb.iter_mut().zip(gbm.iter()).for_each(|(o, v)| *o = *v);
+        f
+    };
+    let b0: Vec<f64> = (&eye * c.sqrt()).iter().copied().collect();
+    let free = vec![f64::INFINITY; r * r];
+    let neg = vec![f64::NEG_INFINITY; r * r];
+    let opts = BoundedOptions { m: 20, max_iter: factor_iter, max_eval: factor_iter + factor_iter / 4, pgtol: 0.0, factr: 10.0 };
+    let (mut x, factor_iterations) = if factor_iter > 0 {
+        let res =
+            minimize(Solver::Lbfgsb, value_and_factor_gradient, &b0, &neg, &free, &opts).map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
+        let b = Array2::from_shape_vec((r, r), res.x).expect("r*r");
+        (b.dot(&b.t()), res.iterations)
+    } else {
+        (&eye * c, 0)
+    };
+    // stage 2: FISTA on P from there until the KKT residual meets tol
+    let mut y = x.clone();
+    let mut theta = 1.0f64;
+    let kkt = |p: &Array2<f64>| -> Result<(f64, f64)> {
+        let (f, g) = ls_value_and_gradient(u, pairs, t, reward, p);
+        let step = project_psd(method, &(p - &(&g / lip)))?;
+        let num = (p - &step).iter().map(|v| v * v).sum::<f64>().sqrt();
+        let den = p.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
+        Ok((f, num / den))
+    };
+    let mut iterations = 0;
+    let (mut f, mut res) = kkt(&x)?;
+    while iterations < max_iter && res > tol {
+        let (_, g) = ls_value_and_gradient(u, pairs, t, reward, &y);
+        let x_new = project_psd(method, &(&y - &(&g / lip)))?;
+        iterations += 1;
+        // restart when the momentum points uphill: <y - x_new, x_new - x> > 0
+        let uphill = ((&y - &x_new) * (&x_new - &x)).sum() > 0.0;
+        if uphill {
+            theta = 1.0;
+            y = x_new.clone();
+        } else {
+            let theta_new = 0.5 * (1.0 + (1.0 + 4.0 * theta * theta).sqrt());
+            y = &x_new + &((&x_new - &x) * ((theta - 1.0) / theta_new));
+            theta = theta_new;
+        }
+        x = x_new;
+        if iterations % 10 == 0 || iterations == max_iter {
+            (f, res) = kkt(&x)?;
+        }
+    }
+    Ok(PsdLeastSquares { p: x, objective: f, kkt_residual: res, iterations, factor_iterations })
+}
+
+/// The stress `sum_e (||y_i - y_j||^2 - t_e)^2` of the N x q coordinates `y` (row-major slice)
+/// over the directed pairs, and its gradient `4 (||y_i - y_j||^2 - t_e)(y_i - y_j)` at `i`
+/// (minus at `j`) written into `g`.
+pub fn edge_stress(y: &[f64], q: usize, pairs: &[(usize, usize)], t: &[f64], g: &mut [f64]) -> f64 {
+    g.iter_mut().for_each(|v| *v = 0.0);
+    let mut f = 0.0;
+    for (&(i, j), &te) in pairs.iter().zip(t) {
+        let (yi, yj) = (&y[i * q..(i + 1) * q], &y[j * q..(j + 1) * q]);
+        let s: f64 = yi.iter().zip(yj).map(|(a, b)| (a - b) * (a - b)).sum();
+        let r = s - te;
+        f += r * r;
+        for c in 0..q {
+            let d = 4.0 * r * (yi[c] - yj[c]);
+            g[i * q + c] += d;
+            g[j * q + c] -= d;
+        }
+    }
+    f
+}
+
+/// One stress fit from `y0` (N x q): L-BFGS, at most `max_eval` evaluations, no tolerance on the
+/// gradient (drtoolbox runs its evaluation budget). Returns the coordinates, the stress before
+/// and after, the evaluations used and the solver's message.
+fn stress_fit(method: &'static str, y0: &Array2<f64>, pairs: &[(usize, usize)], t: &[f64], max_eval: usize) -> Result<(Array2<f64>, f64, f64, usize, String)> {
+    let (n, q) = y0.dim();
+    let x0: Vec<f64> = y0.iter().copied().collect();
+    let mut g0 = vec![0.0; x0.len()];
+    let before = edge_stress(&x0, q, pairs, t, &mut g0);
+    if max_eval == 0 {
+        return Ok((y0.clone(), before, before, 0, "no evaluations (max_eval = 0)".into()));
+    }
+    let lower = vec![f64::NEG_INFINITY; x0.len()];
+    let upper = vec![f64::INFINITY; x0.len()];
+    let opts = BoundedOptions { m: 10, max_iter: max_eval, max_eval, pgtol: 0.0, factr: 10.0 };
+    let res = minimize(Solver::Lbfgsb, |x, g| edge_stress(x, q, pairs, t, g), &x0, &lower, &upper, &opts)
+        .map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
+    let y = Array2::from_shape_vec((n, q), res.x).expect("n*q");
+    Ok((y, before, res.f, res.evaluations, res.message))
+}
+
+/// The least-squares stage both procedures share: `P` minimising
+/// `sum_e ((u_i - u_j)^T P (u_i - u_j) - t_e)^2 - eta tr(P)` over PSD r x r matrices
+/// ([`psd_least_squares`] to a KKT residual of 1e-7 or 5000 steps), then `Y = U P^{1/2}` rotated
+/// onto its principal axes (descending; `cca.m` / `sdecca2.m`'s final `eig(newY * newY')`).
+///
+/// The solve runs in columns scaled to unit energy on the pairs, `u_c / sqrt(sum_e (u_ic -
+/// u_jc)^2)` (an exact change of variables `P = S Q S` that equalises the operator's scales: the
+/// bottom eigenvectors of a graph operator differ by orders of magnitude in their edge energy),
+/// with the reward `eta tr(P) = tr(eta S^2 Q)`. Returns `Y`, the solve's result (in the scaled
+/// coordinates) and the numerical rank of `P`.
+fn fit_on_basis(method: &'static str, basis: ArrayView2<f64>, pairs: &[(usize, usize)], t: &[f64], eta: f64) -> Result<(Array2<f64>, PsdLeastSquares, usize)> {
+    let r = basis.ncols();
+    let mut energy = vec![0.0f64; r];
+    for &(i, j) in pairs {
+        for (c, e) in energy.iter_mut().enumerate() {
+            let d = basis[[i, c]] - basis[[j, c]];
+            *e += d * d;
+        }
+    }
+    let e_max = energy.iter().copied().fold(0.0, f64::max);
+    if !(e_max > 0.0 && e_max.is_finite()) {
+        return Err(MethodError::Degenerate { method, reason: "the basis is constant on every edge: nothing to fit".into() });
+    }
+    let scale: Array1<f64> = energy.iter().map(|&e| 1.0 / e.max(1e-12 * e_max).sqrt()).collect();
+    let u = &basis * &scale.view().insert_axis(Axis(0));
+    let reward = Array2::from_diag(&scale.mapv(|s| eta * s * s));
+    let ls = psd_least_squares(method, u.view(), pairs, t, &reward, 2000, 2000, 1e-7)?;
+    let e = eigh(ls.p.view()).map_err(numerical(method))?;
+    let top = e.values[e.values.len() - 1].max(1e-300);
+    let rank = e.values.iter().filter(|&&v| v > 1e-9 * top).count();
+    let root = &e.vectors * &e.values.mapv(|v| v.max(0.0).sqrt()).insert_axis(Axis(0));
+    let y_sdp = u.dot(&root);
+    let gram = eigh(y_sdp.t().dot(&y_sdp).view()).map_err(numerical(method))?;
+    let mut rot = gram.vectors.clone();
+    rot.invert_axis(Axis(1));
+    let mut y = y_sdp.dot(&rot);
+    canonicalize_signs(&mut y);
+    Ok((y, ls, rank))
+}
+
+impl Embedder for FastMvu {
+    fn name(&self) -> &'static str {
+        "fastmvu"
+    }
+    fn info(&self) -> MethodInfo {
+        info_fastmvu()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("k", ParamValue::Int(self.k as i64)),
+            ("edge_lengths", ParamValue::Str(self.edge_lengths.as_str().into())),
+            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
+            ("max_eval", ParamValue::Int(self.max_eval as i64)),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
+        let method = "fastmvu";
+        let x = input.x;
+        check_input(method, &x, 3)?;
+        let n = x.nrows();
+        let r = 2 * self.dim;
+        if r + 1 >= n {
+            return Err(MethodError::Input { method, reason: format!("the SDP basis needs 2 dim + 1 = {} < N = {n} Laplacian eigenvectors", r + 1) });
+        }
+        if self.k >= n {
+            return Err(MethodError::Input { method, reason: format!("k = {} must be below N = {n}", self.k) });
+        }
+        let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics(method))?;
+        // directed edges (hillclimber2c's find(D)) and Matlab's triu(D) for the SDP, plus the joins
+        let mut directed: Vec<(usize, usize, f64)> = Vec::with_capacity(n * self.k + g.joins.len());
+        for ((i, c), &j) in g.knn.indices.indexed_iter() {
+            directed.push((i, j, g.knn.sq_dists[[i, c]]));
+        }
+        directed.extend(g.joins.iter().copied());
+        let max_d = directed.iter().map(|e| e.2).fold(0.0, f64::max);
+        let target = |d: f64| match self.edge_lengths {
+            EdgeLengths::Unit => 1.0,
+            EdgeLengths::Data => d / max_d,
+        };
+        if self.edge_lengths == EdgeLengths::Data && !(max_d > 0.0 && max_d.is_finite()) {
+            return Err(MethodError::Degenerate { method, reason: format!("the longest squared {}-NN edge is {max_d}", self.k) });
+        }
+        let pairs: Vec<(usize, usize)> = directed.iter().map(|e| (e.0, e.1)).collect();
+        let t: Vec<f64> = directed.iter().map(|e| target(e.2)).collect();
+        let upper: Vec<usize> = (0..directed.len()).filter(|&e| directed[e].0 < directed[e].1).collect();
+        let pairs_up: Vec<(usize, usize)> = upper.iter().map(|&e| pairs[e]).collect();
+        let t_up: Vec<f64> = upper.iter().map(|&e| t[e]).collect();
+
+        // 2. basis: bottom non-trivial eigenvectors of the binary Laplacian
+        let unit: Vec<(usize, usize, f64)> = g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect();
+        let lap = laplacian::from_edges(n, &unit);
+        let (basis, lambdas) = bottom_nontrivial(lap.view(), r, None).map_err(numerics(method))?;
+        drop(lap);
+        // 3. the SDP (sdecca2), trace reward eta tr(P)
+        let (y, ls, rank) = fit_on_basis(method, basis.view(), &pairs_up, &t_up, SDECCA_ETA)?;
+        // 4. stress fit in r dimensions
+        let (y, s0, s1, ev1, msg1) = stress_fit(method, &y, &pairs, &t, self.max_eval)?;
+        // 5. PCA to d, stress fit in d dimensions
+        let pca = PcaBasis::fit(y.view()).map_err(numerical(method))?;
+        let y_d = pca.transform(y.view(), self.dim);
+        let (mut emb, s2, s3, ev2, msg2) = stress_fit(method, &y_d, &pairs, &t, self.max_eval)?;
+        if emb.iter().any(|v| !v.is_finite()) {
+            return Err(MethodError::Degenerate { method, reason: "the stress fit diverged (non-finite coordinates)".into() });
+        }
+        canonicalize_signs(&mut emb);
+        let mut gfin = vec![0.0; emb.len()];
+        let flat: Vec<f64> = emb.iter().copied().collect();
+        edge_stress(&flat, self.dim, &pairs, &t, &mut gfin);
+        let grad_norm = gfin.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let converged = msg2.starts_with("CONVERGENCE");
+        let trace = Trace::iterative(vec![s2, s3], ev2, converged, format!("stress fit in {} dimensions: {msg2}", self.dim)).with_kkt_residual(grad_norm);
+        let mut f = Fitted::new(Output::Embedding(emb), trace);
+        if let Some(note) = g.note() {
+            f.notes.push(note);
+        }
+        f.notes.push(format!(
+            "edge lengths: {} ({} directed edges, {} in the SDP's upper triangle); basis: Laplacian eigenvalues {:.3e}..{:.3e}",
+            self.edge_lengths.as_str(),
+            pairs.len(),
+            pairs_up.len(),
+            lambdas[1],
+            lambdas[r]
+        ));
+        f.notes.push(format!(
+            "SDP (sdecca2, {r} x {r} PSD least squares): objective {:.6e}, KKT residual {:.2e} after {} L-BFGS iterations on the factor and {} projected-gradient steps, rank {rank}",
+            ls.objective, ls.kkt_residual, ls.factor_iterations, ls.iterations
+        ));
+        f.notes.push(format!("stress in {r} dimensions: {s0:.6e} -> {s1:.6e} ({ev1} evaluations; {msg1})"));
+        f.notes.push(format!("stress in {} dimensions: {s2:.6e} -> {s3:.6e} ({ev2} evaluations; {msg2}); max |gradient| {grad_norm:.2e}", self.dim));
+        f.graph = Some(Graph { n_vertices: n, edges: g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect() });
+        Ok(f)
+    }
+}
+
+/// drtoolbox 0.8.1b's 'MVU' with parameters `dim`, `k`, `disconnected`.
+#[derive(Debug, Clone)]
+pub struct MvuDrtoolbox {
+    /// Target dimension d (the LLE basis has min(D, 4 d + 1) columns).
+    pub dim: usize,
+    /// Neighbours per sample (LLE's and the fitted edges').
+    pub k: usize,
+    /// What to do with a disconnected k-NN graph.
+    pub disconnected: Disconnected,
+}
+
+impl Embedder for MvuDrtoolbox {
+    fn name(&self) -> &'static str {
+        "mvu-drtoolbox"
+    }
+    fn info(&self) -> MethodInfo {
+        info_mvu()
+    }
+    fn params(&self) -> ParamMap {
+        param_map([
+            ("dim", ParamValue::Int(self.dim as i64)),
+            ("k", ParamValue::Int(self.k as i64)),
+            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
+        ])
+    }
+    fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
+        let method = "mvu-drtoolbox";
+        let x = input.x;
+        check_input(method, &x, 3)?;
+        let (n, d_in) = x.dim();
+        let r = d_in.min(4 * self.dim + 1);
+        if r < self.dim {
+            return Err(MethodError::Input { method, reason: format!("dim = {} exceeds the D = {d_in} features", self.dim) });
+        }
+        if r + 1 >= n {
+            return Err(MethodError::Input { method, reason: format!("the LLE basis needs min(D, 4 dim + 1) + 1 = {} < N = {n} eigenvectors", r + 1) });
+        }
+        if self.k >= n {
+            return Err(MethodError::Input { method, reason: format!("k = {} must be below N = {n}", self.k) });
+        }
+        // 1. the LLE basis (drtoolbox lle.m: 1e-5 tr(G_i) only when k > D)
+        let reg = if self.k > d_in { 1e-5 } else { 1e-9 };
+        let lle = Lle { dim: r, k: self.k, reg, disconnected: self.disconnected };
+        let basis_fit = lle.fit(x, input.seed)?;
+        let basis = basis_fit.embedding().expect("LLE returns an embedding").clone();
+        // 2. cca.m, MVU mode: squared data distances on the symmetrised k-NN edges, no trace term
+        let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics(method))?;
+        let pairs: Vec<(usize, usize)> = g.edges.iter().map(|e| (e.0, e.1)).collect();
+        let t: Vec<f64> = g.edges.iter().map(|e| e.2).collect();
+        let (y, ls, rank) = fit_on_basis(method, basis.view(), &pairs, &t, 0.0)?;
+        // 3. the first d principal coordinates
+        let mut emb = y.slice(ndarray::s![.., ..self.dim]).to_owned();
+        canonicalize_signs(&mut emb);
+        let trace = Trace::iterative(Vec::new(), ls.iterations, ls.kkt_residual <= 1e-7, format!("PSD least squares: KKT residual {:.2e}", ls.kkt_residual))
+            .with_kkt_residual(ls.kkt_residual);
+        let mut f = Fitted::new(Output::Embedding(emb), trace);
+        if let Some(note) = g.note() {
+            f.notes.push(note);
+        }
+        f.notes.push(format!("LLE basis: {r} dimensions (min(D, 4 dim + 1)), k = {}, reg = {reg:e} x tr(G_i)", self.k));
+        f.notes.push(format!(
+            "cca (MVU mode, {r} x {r} PSD least squares on {} edges): objective {:.6e} (sum of squared edge errors, data units), KKT residual {:.2e} after {} L-BFGS iterations on the factor and {} projected-gradient steps, rank {rank}",
+            pairs.len(),
+            ls.objective,
+            ls.kkt_residual,
+            ls.factor_iterations,
+            ls.iterations
+        ));
+        f.graph = Some(Graph { n_vertices: n, edges: g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect() });
+        Ok(f)
+    }
+}
+
+fn build_mvu(p: &ParamMap) -> Result<Box<dyn Embedder>> {
+    Ok(Box::new(MvuDrtoolbox {
+        dim: p.dim("mvu-drtoolbox")?,
+        k: p.usize("k"),
+        disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
+    }))
+}
+
+/// Registry entry of `mvu-drtoolbox`.
+pub(crate) fn info_mvu() -> MethodInfo {
+    MethodInfo {
+        name: "mvu-drtoolbox",
+        summary: "drtoolbox 0.8.1b's 'MVU' (the papers' MVU row): LLE to r = min(D, 4d + 1) dimensions, then the r x r PSD P minimising sum_E ((u_i - u_j)^T P (u_i - u_j) - ||x_i - x_j||^2)^2 on the k-NN edges (cca.m, MVU mode, no variance term); the first d principal coordinates of U P^(1/2). Not the MVU SDP: see mvu / mvu-ineq.",
+        reference: "van der Maaten, Matlab Toolbox for Dimensionality Reduction 0.8.1b (compute_mapping.m case 'MVU', lle.m, cca.m by F. Sha)",
+        version: 1,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
+        randomised: false,
+        params: vec![dim(), int("k", 1, 12, "neighbours per sample of LLE and of the fitted edges (drtoolbox default 12)"), disconnected_param()],
+        build: build_mvu,
+    }
+}
+
+fn build_fastmvu(p: &ParamMap) -> Result<Box<dyn Embedder>> {
+    Ok(Box::new(FastMvu {
+        dim: p.dim("fastmvu")?,
+        k: p.usize("k"),
+        edge_lengths: if p.str("edge_lengths") == "data" { EdgeLengths::Data } else { EdgeLengths::Unit },
+        disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
+        max_eval: p.usize("max_eval"),
+    }))
+}
+
+/// Registry entry of `fastmvu`.
+pub(crate) fn info_fastmvu() -> MethodInfo {
+    MethodInfo {
+        name: "fastmvu",
+        summary: "drtoolbox's FastMVU (what its compute_mapping 'MVU' runs, the papers' MVU row): unit target lengths on the k-NN edges, an r = 2d PSD least-squares fit over the bottom Laplacian eigenvectors (sdecca2), then stress fits in 2d and d dimensions without a variance term. Not the MVU SDP: see mvu / mvu-ineq.",
+        reference: "van der Maaten, Matlab Toolbox for Dimensionality Reduction 0.8 (fastmvu.m, sdecca2.m, hillclimber2c.m); Weinberger, Sha, Zhu & Saul, NIPS 2006",
+        version: 2,
+        output: OutputKind::Embedding,
+        needs_labels: false,
+        accepts_init: false,
+        inductive: false,
+        randomised: false,
+        params: vec![
+            dim(),
+            int("k", 1, 12, "neighbours per sample (drtoolbox default 12)"),
+            choice(
+                "edge_lengths",
+                &["unit", "data"],
+                "unit",
+                "target squared edge lengths: unit (drtoolbox 0.8 binarises the distance matrix) or data (squared distances over their maximum, drtoolbox 0.2b)",
+            ),
+            disconnected_param(),
+            int("max_eval", 0, 10000, "objective evaluations of each stress fit (drtoolbox: 10000)"),
+        ],
+        build: build_fastmvu,
+    }
+}
