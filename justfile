@@ -81,7 +81,7 @@ figures-comparison: build
     {{bin}} run experiments/spl_fig2.toml
     {{bin}} run experiments/mpme_fig5.toml
 
-# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D (MPME paper Fig. 8, 9); about 8 minutes.
+# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D (MPME paper Fig. 8, 9); about 3 minutes.
 figures-teapot: build
     {{bin}} run experiments/mpme_fig8.toml
 
