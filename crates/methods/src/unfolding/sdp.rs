@@ -141,6 +141,11 @@ pub struct SdpSolution {
     pub certified: bool,
     /// Why the solver stopped, in words.
     pub termination: String,
+    /// Every certificate the solve computed, in order: (relative gap, feasible), where feasible
+    /// means the constraint residual test passed (always true for `<=` and the penalty). The
+    /// returned certificate's gap is at most the smallest feasible one here: a solve that stops
+    /// uncertified returns its best iterate, not its last.
+    pub checked_gaps: Vec<(f64, bool)>,
 }
 
 impl<'a> DistanceSdp<'a> {
@@ -432,6 +437,7 @@ impl<'a> DistanceSdp<'a> {
         let mut best: Option<(Certificate, Array2<f64>)> = None;
         let mut since_improvement = 0usize;
         let mut viol_history: Vec<f64> = Vec::new();
+        let mut checked_gaps: Vec<(f64, bool)> = Vec::new();
         // the pattern of the graph Laplacian, analysed once (plain MVU's preconditioner)
         let symbolic = match self.q {
             None => Some(
@@ -479,6 +485,7 @@ impl<'a> DistanceSdp<'a> {
             if !penalty && sigma >= 1e6 && n_hist > 8 && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
                 let y = self.lift(z.view());
                 let cert = self.certificate(y.view(), &times_omega(&w))?;
+                checked_gaps.push((cert.rel_gap, !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol));
                 // return the best certified iterate when it beats the current one (a rank growth
                 // shortly before can leave the current iterate far from converged)
                 let (cert, z) = match best.take() {
@@ -489,7 +496,7 @@ impl<'a> DistanceSdp<'a> {
                     "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; best relative gap {:.2e}",
                     cert.rel_gap
                 );
-                return Ok(self.finish(z, cert, outer, inner_total, history, false, msg));
+                return Ok(self.finish(z, cert, outer, inner_total, history, false, msg, checked_gaps));
             }
             // certify when the violation is small or has fallen 100x since the last look
             let due = penalty || viol <= opts.feas_tol || viol <= 1e-2 * last_checked_viol;
@@ -512,9 +519,10 @@ impl<'a> DistanceSdp<'a> {
                 }
             }
             let feasible = !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol;
+            checked_gaps.push((cert.rel_gap, feasible));
             if cert.rel_gap <= opts.gap_tol && feasible {
                 let msg = format!("certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations", cert.rel_gap, opts.gap_tol);
-                return Ok(self.finish(z, cert, outer, inner_total, history, true, msg));
+                return Ok(self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps));
             }
             // every certificate is a valid pair of bounds: keep the best one and its factor
             let halved = best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap);
@@ -532,7 +540,7 @@ impl<'a> DistanceSdp<'a> {
                         "stalled: the certified relative gap {:.2e} has not halved in 6 checks (target {:.0e}); constraint residual {:.2e}",
                         b.rel_gap, opts.gap_tol, b.residual
                     );
-                    return Ok(self.finish(bz, b, outer, inner_total, history, false, msg));
+                    return Ok(self.finish(bz, b, outer, inner_total, history, false, msg, checked_gaps));
                 }
             }
             if cert.mu < 1.0 - 0.1 * opts.gap_tol && cert.ascent.ncols() > 0 && r < opts.max_rank && viol <= 1e-3 && inner_tol <= 1e-7 {
@@ -549,6 +557,7 @@ impl<'a> DistanceSdp<'a> {
         }
         let y = self.lift(z.view());
         let mut cert = self.certificate(y.view(), &times_omega(&w))?;
+        checked_gaps.push((cert.rel_gap, !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol));
         if let Some((b, bz)) = best {
             if b.rel_gap < cert.rel_gap {
                 cert = b;
@@ -556,11 +565,21 @@ impl<'a> DistanceSdp<'a> {
             }
         }
         let msg = format!("outer iteration limit {} reached; relative gap {:.2e}, residual {:.2e}", opts.max_outer, cert.rel_gap, cert.residual);
-        Ok(self.finish(z, cert, opts.max_outer, inner_total, history, false, msg))
+        Ok(self.finish(z, cert, opts.max_outer, inner_total, history, false, msg, checked_gaps))
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn finish(&self, z: Array2<f64>, cert: Certificate, outer: usize, inner: usize, history: Vec<f64>, certified: bool, termination: String) -> SdpSolution {
+    fn finish(
+        &self,
+        z: Array2<f64>,
+        cert: Certificate,
+        outer: usize,
+        inner: usize,
+        history: Vec<f64>,
+        certified: bool,
+        termination: String,
+        checked_gaps: Vec<(f64, bool)>,
+    ) -> SdpSolution {
         let mut y = self.lift(z.view());
         if let DistanceConstraint::Inequality = self.constraint {
             let tr: f64 = y.iter().map(|v| v * v).sum();
@@ -568,7 +587,7 @@ impl<'a> DistanceSdp<'a> {
                 y.mapv_inplace(|v| v * (cert.primal / tr).sqrt());
             }
         }
-        SdpSolution { y, certificate: cert, outer, inner, history, certified, termination }
+        SdpSolution { y, certificate: cert, outer, inner, history, certified, termination, checked_gaps }
     }
 }
 
