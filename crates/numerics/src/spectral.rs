@@ -53,6 +53,52 @@ pub fn bottom_nontrivial(a: ArrayView2<f64>, dim: usize, row_scale: Option<&[f64
     Ok((y, e.values.to_vec()))
 }
 
+/// Standard LLE coordinates (Roweis & Saul 2000), shared by the `lle` method and drtoolbox's
+/// 'MVU' (whose basis is an LLE embedding):
+/// 1. the k nearest neighbours `N_i` of every sample ([`crate::graphs::neighbourhood_graph`]);
+///    when the symmetrised graph is disconnected and `disconnected = Connect`, each joining edge
+///    `(a, b)` adds `b` to `N_a` and `a` to `N_b`;
+/// 2. barycentric weights `W_{i, N_i}` ([`crate::graphs::barycenter_weights`], regulariser
+///    `reg * trace(G_i)`);
+/// 3. `M = (I - W)^T (I - W)` (dense N x N) and its eigenvectors 2..dim+1 ([`bottom_nontrivial`]).
+///
+/// Returns `(Y, mu_1..mu_{dim+1}, graph)`: the N x dim coordinates, the bottom eigenvalues of `M`
+/// and the neighbourhood graph (its edges and joins, for the caller's notes).
+pub fn lle_coordinates(
+    x: ArrayView2<f64>,
+    k: usize,
+    reg: f64,
+    dim: usize,
+    disconnected: crate::graphs::Disconnected,
+) -> Result<(Array2<f64>, Vec<f64>, crate::graphs::NeighbourGraph)> {
+    use rayon::prelude::*;
+    let n = x.nrows();
+    let g = crate::graphs::neighbourhood_graph(x, k, disconnected)?;
+    let mut nbs: Vec<Vec<usize>> = g.knn.indices.rows().into_iter().map(|r| r.to_vec()).collect();
+    for &(a, b, _) in &g.joins {
+        if !nbs[a].contains(&b) {
+            nbs[a].push(b);
+        }
+        if !nbs[b].contains(&a) {
+            nbs[b].push(a);
+        }
+    }
+    let weights: Vec<Array1<f64>> = (0..n).into_par_iter().map(|i| crate::graphs::barycenter_weights(x, i, &nbs[i], reg)).collect::<Result<_>>()?;
+    // M = (I - W)^T (I - W) = I - W - W^T + W^T W
+    let mut m = Array2::<f64>::eye(n);
+    for (i, (nb, w)) in nbs.iter().zip(&weights).enumerate() {
+        for (a, &ja) in nb.iter().enumerate() {
+            m[[i, ja]] -= w[a];
+            m[[ja, i]] -= w[a];
+            for (b, &jb) in nb.iter().enumerate() {
+                m[[ja, jb]] += w[a] * w[b];
+            }
+        }
+    }
+    let (y, values) = bottom_nontrivial(m.view(), dim, None)?;
+    Ok((y, values, g))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
-//! Locally linear embedding (Roweis & Saul 2000), the "standard" variant.
+//! Locally linear embedding (Roweis & Saul 2000), the "standard" variant (the computation:
+//! [`structdr_numerics::spectral::lle_coordinates`]).
 //!
 //! 1. Neighbourhoods `N_i`: the k nearest neighbours of `x_i` ([`structdr_numerics::neighbours::knn`]); when the
 //!    symmetrised K-NN graph is disconnected and `disconnected = "connect"`, each joining edge
@@ -21,10 +22,8 @@ use crate::api::info::{dim, float, int, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
 use crate::api::{check_input, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
-use ndarray::{Array1, Array2};
-use rayon::prelude::*;
-use structdr_numerics::graphs::{barycenter_weights, neighbourhood_graph, Disconnected};
-use structdr_numerics::spectral::bottom_nontrivial;
+use structdr_numerics::graphs::Disconnected;
+use structdr_numerics::spectral::lle_coordinates;
 
 /// Standard LLE to `dim` dimensions with `k` neighbours.
 #[derive(Debug, Clone)]
@@ -62,30 +61,7 @@ impl Embedder for Lle {
         if self.dim + 1 > n {
             return Err(MethodError::Input { method: "lle", reason: format!("dim = {} needs at least dim + 1 = {} samples, got {n}", self.dim, self.dim + 1) });
         }
-        let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics("lle"))?;
-        let mut nbs: Vec<Vec<usize>> = g.knn.indices.rows().into_iter().map(|r| r.to_vec()).collect();
-        for &(a, b, _) in &g.joins {
-            if !nbs[a].contains(&b) {
-                nbs[a].push(b);
-            }
-            if !nbs[b].contains(&a) {
-                nbs[b].push(a);
-            }
-        }
-        let weights: Vec<Array1<f64>> =
-            (0..n).into_par_iter().map(|i| barycenter_weights(x, i, &nbs[i], self.reg).map_err(numerics("lle"))).collect::<Result<_>>()?;
-        // M = (I - W)^T (I - W) = I - W - W^T + W^T W
-        let mut m = Array2::<f64>::eye(n);
-        for (i, (nb, w)) in nbs.iter().zip(&weights).enumerate() {
-            for (a, &ja) in nb.iter().enumerate() {
-                m[[i, ja]] -= w[a];
-                m[[ja, i]] -= w[a];
-                for (b, &jb) in nb.iter().enumerate() {
-                    m[[ja, jb]] += w[a] * w[b];
-                }
-            }
-        }
-        let (y, values) = bottom_nontrivial(m.view(), self.dim, None).map_err(numerics("lle"))?;
+        let (y, values, g) = lle_coordinates(x, self.k, self.reg, self.dim, self.disconnected).map_err(numerics("lle"))?;
         let mut f = Fitted::closed_form(y);
         if let Some(note) = g.note() {
             f.notes.push(note);

@@ -44,12 +44,11 @@ use crate::api::info::{choice, dim, disconnected_param, int, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::ParamMapExt;
 use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
-use crate::spectral::lle::Lle;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh, Pca as PcaBasis};
 use structdr_numerics::graphs::{laplacian, neighbourhood_graph, Disconnected};
 use structdr_numerics::optim::{minimize, BoundedOptions, Solver};
-use structdr_numerics::spectral::bottom_nontrivial;
+use structdr_numerics::spectral::{bottom_nontrivial, lle_coordinates};
 
 /// `sdecca2`'s trace reward (drtoolbox `fastmvu.m`: `eta = 1e-5`, passed as the regulariser).
 pub const SDECCA_ETA: f64 = 1e-5;
@@ -361,6 +360,7 @@ impl Embedder for FastMvu {
         let x = input.x;
         check_input(method, &x, 3)?;
         let n = x.nrows();
+        crate::api::check_dense_size(method, n)?;
         let r = 2 * self.dim;
         if r + 1 >= n {
             return Err(MethodError::Input { method, reason: format!("the SDP basis needs 2 dim + 1 = {} < N = {n} Laplacian eigenvectors", r + 1) });
@@ -465,6 +465,7 @@ impl Embedder for MvuDrtoolbox {
         let x = input.x;
         check_input(method, &x, 3)?;
         let (n, d_in) = x.dim();
+        crate::api::check_dense_size(method, n)?;
         let r = d_in.min(4 * self.dim + 1);
         if r < self.dim {
             return Err(MethodError::Input { method, reason: format!("dim = {} exceeds the D = {d_in} features", self.dim) });
@@ -477,9 +478,7 @@ impl Embedder for MvuDrtoolbox {
         }
         // 1. the LLE basis (drtoolbox lle.m: 1e-5 tr(G_i) only when k > D)
         let reg = if self.k > d_in { 1e-5 } else { 1e-9 };
-        let lle = Lle { dim: r, k: self.k, reg, disconnected: self.disconnected };
-        let basis_fit = lle.fit(x, input.seed)?;
-        let basis = basis_fit.embedding().expect("LLE returns an embedding").clone();
+        let (basis, _, _) = lle_coordinates(x, self.k, reg, r, self.disconnected).map_err(numerics(method))?;
         // 2. cca.m, MVU mode: squared data distances on the symmetrised k-NN edges, no trace term
         let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics(method))?;
         let pairs: Vec<(usize, usize)> = g.edges.iter().map(|e| (e.0, e.1)).collect();
