@@ -519,7 +519,7 @@ fn build_mvu(p: &ParamMap) -> Result<Box<dyn Embedder>> {
 pub(crate) fn info_mvu() -> MethodInfo {
     MethodInfo {
         name: "mvu-drtoolbox",
-        summary: "drtoolbox 0.8.1b's 'MVU' (the papers' MVU row): LLE to r = min(D, 4d + 1) dimensions, then the r x r PSD P minimising sum_E ((u_i - u_j)^T P (u_i - u_j) - ||x_i - x_j||^2)^2 on the k-NN edges (cca.m, MVU mode, no variance term); the first d principal coordinates of U P^(1/2). Not the MVU SDP: see mvu / mvu-ineq.",
+        summary: "drtoolbox 0.8.1b's 'MVU' (a candidate for the papers' MVU row): LLE to r = min(D, 4d + 1) dimensions, then the r x r PSD P minimising sum_E ((u_i - u_j)^T P (u_i - u_j) - ||x_i - x_j||^2)^2 on the k-NN edges (cca.m, MVU mode, no variance term); the first d principal coordinates of U P^(1/2). Not the MVU SDP: see mvu / mvu-ineq.",
         reference: "van der Maaten, Matlab Toolbox for Dimensionality Reduction 0.8.1b (compute_mapping.m case 'MVU', lle.m, cca.m by F. Sha)",
         version: 1,
         output: OutputKind::Embedding,
@@ -546,7 +546,7 @@ fn build_fastmvu(p: &ParamMap) -> Result<Box<dyn Embedder>> {
 pub(crate) fn info_fastmvu() -> MethodInfo {
     MethodInfo {
         name: "fastmvu",
-        summary: "drtoolbox's FastMVU (what its compute_mapping 'MVU' runs, the papers' MVU row): unit target lengths on the k-NN edges, an r = 2d PSD least-squares fit over the bottom Laplacian eigenvectors (sdecca2), then stress fits in 2d and d dimensions without a variance term. Not the MVU SDP: see mvu / mvu-ineq.",
+        summary: "drtoolbox's FastMVU (what 0.1b's compute_mapping runs for 'MVU'; the closest candidate for the papers' MVU row): unit target lengths on the k-NN edges, an r = 2d PSD least-squares fit over the bottom Laplacian eigenvectors (sdecca2), then stress fits in 2d and d dimensions without a variance term. Not the MVU SDP: see mvu / mvu-ineq.",
         reference: "van der Maaten, Matlab Toolbox for Dimensionality Reduction 0.8 (fastmvu.m, sdecca2.m, hillclimber2c.m); Weinberger, Sha, Zhu & Saul, NIPS 2006",
         version: 2,
         output: OutputKind::Embedding,
