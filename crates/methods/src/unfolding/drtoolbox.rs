@@ -478,9 +478,9 @@ impl Embedder for MvuDrtoolbox {
         }
         // 1. the LLE basis (drtoolbox lle.m: 1e-5 tr(G_i) only when k > D)
         let reg = if self.k > d_in { 1e-5 } else { 1e-9 };
-        let (basis, _, _) = lle_coordinates(x, self.k, reg, r, self.disconnected).map_err(numerics(method))?;
-        // 2. cca.m, MVU mode: squared data distances on the symmetrised k-NN edges, no trace term
-        let g = neighbourhood_graph(x, self.k, self.disconnected).map_err(numerics(method))?;
+        let (basis, _, g) = lle_coordinates(x, self.k, reg, r, self.disconnected).map_err(numerics(method))?;
+        // 2. cca.m, MVU mode: squared data distances on the symmetrised k-NN edges (LLE's graph),
+        //    no trace term
         let pairs: Vec<(usize, usize)> = g.edges.iter().map(|e| (e.0, e.1)).collect();
         let t: Vec<f64> = g.edges.iter().map(|e| e.2).collect();
         let (y, ls, rank) = fit_on_basis(method, basis.view(), &pairs, &t, 0.0)?;

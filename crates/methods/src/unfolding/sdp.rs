@@ -438,6 +438,9 @@ impl<'a> DistanceSdp<'a> {
         let mut since_improvement = 0usize;
         let mut viol_history: Vec<f64> = Vec::new();
         let mut checked_gaps: Vec<(f64, bool)> = Vec::new();
+        // a certificate's bounds count only when the point is feasible: always for <= (scaled to
+        // feasibility) and the penalty, within feas_tol for equality
+        let feasible = |cert: &Certificate| !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol;
         // the pattern of the graph Laplacian, analysed once (plain MVU's preconditioner)
         let symbolic = match self.q {
             None => Some(
@@ -485,7 +488,7 @@ impl<'a> DistanceSdp<'a> {
             if !penalty && sigma >= 1e6 && n_hist > 8 && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
                 let y = self.lift(z.view());
                 let cert = self.certificate(y.view(), &times_omega(&w))?;
-                checked_gaps.push((cert.rel_gap, !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol));
+                checked_gaps.push((cert.rel_gap, feasible(&cert)));
                 // return the best certified iterate when it beats the current one (a rank growth
                 // shortly before can leave the current iterate far from converged)
                 let (cert, z) = match best.take() {
@@ -518,18 +521,18 @@ impl<'a> DistanceSdp<'a> {
                     cert = alt;
                 }
             }
-            let feasible = !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol;
-            checked_gaps.push((cert.rel_gap, feasible));
-            if cert.rel_gap <= opts.gap_tol && feasible {
+            let cert_feasible = feasible(&cert);
+            checked_gaps.push((cert.rel_gap, cert_feasible));
+            if cert.rel_gap <= opts.gap_tol && cert_feasible {
                 let msg = format!("certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations", cert.rel_gap, opts.gap_tol);
                 return Ok(self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps));
             }
             // every certificate is a valid pair of bounds: keep the best one and its factor
             let halved = best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap);
-            if feasible && best.as_ref().is_none_or(|(b, _)| cert.rel_gap < b.rel_gap) {
+            if cert_feasible && best.as_ref().is_none_or(|(b, _)| cert.rel_gap < b.rel_gap) {
                 best = Some((cert.clone(), z.clone()));
             }
-            if feasible && viol <= opts.feas_tol && inner_tol <= 1e-8 {
+            if cert_feasible && viol <= opts.feas_tol && inner_tol <= 1e-8 {
                 since_improvement += 1;
                 if halved {
                     since_improvement = 0;
@@ -557,7 +560,7 @@ impl<'a> DistanceSdp<'a> {
         }
         let y = self.lift(z.view());
         let mut cert = self.certificate(y.view(), &times_omega(&w))?;
-        checked_gaps.push((cert.rel_gap, !matches!(self.constraint, DistanceConstraint::Equality) || cert.residual <= opts.feas_tol));
+        checked_gaps.push((cert.rel_gap, feasible(&cert)));
         if let Some((b, bz)) = best {
             if b.rel_gap < cert.rel_gap {
                 cert = b;
