@@ -18,7 +18,7 @@ fn main() {
     let t = std::time::Instant::now();
     let e = Esl { dim, lambda_v: 0.83, c: 1.0, perplexity: 10.0, max_iter, tol: 1e-5, solver: structdr_numerics::optim::Solver::Projected };
     let f = e.fit(ds.x.view(), 0).expect("esl");
-    println!("fit: {:.1} s, {} iterations, converged {}", t.elapsed().as_secs_f64(), f.trace.iterations, f.trace.converged);
+    println!("fit: {:.1} s, {} iterations, converged {}", t.elapsed().as_secs_f64(), f.trace.iterations, f.trace.converged());
     for n in &f.notes {
         println!("  {n}");
     }

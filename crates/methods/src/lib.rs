@@ -38,5 +38,7 @@ pub mod structure;
 mod testing;
 pub mod unfolding;
 
-pub use api::{check_input, Embedder, Fitted, Graph, MethodError, MethodInfo, ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Result};
+pub use api::{
+    check_input, Embedder, Fitted, Graph, MethodError, MethodInfo, ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Result, StopReason, Trace,
+};
 pub use registry::{lookup, registry};

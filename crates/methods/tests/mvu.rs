@@ -189,7 +189,7 @@ fn methods_unroll_the_swiss_roll_and_report_their_certificates() {
             params.push(("nu", ParamValue::Float(100.0)));
         }
         let f = fit(method, &ds.x, &params);
-        assert!(f.trace.converged, "{method}: {}", f.trace.termination);
+        assert!(f.trace.converged(), "{method}: {}", f.trace.termination);
         assert!(f.notes.iter().any(|n| n.contains("relative duality gap")), "{method} notes: {:?}", f.notes);
         let rho = pearson(&f.embedding().unwrap().column(0).to_vec(), &t).abs();
         eprintln!("{method}: |corr(first coordinate, t)| = {rho:.3} (PCA {rho_pca:.3}); {}", f.trace.termination);

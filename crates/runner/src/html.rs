@@ -33,54 +33,45 @@ pub struct TableRow {
     pub sd: Option<f64>,
     /// Seeds our value is the mean of (tables of specs with `repeats`).
     pub repeats: Option<usize>,
+    /// Why the selected cell's fit stopped, in words (empty in older tables).
+    pub stopped: String,
+    /// Whether it stopped before its stopping rule was met (shown with a dagger).
+    pub stopped_short: bool,
 }
 
-/// Splits one CSV line with double-quoted fields (`""` inside quotes is a quote).
-fn csv_fields(line: &str) -> Vec<String> {
-    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            (c, _) => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
-/// The rows of a table CSV, by the header's column names.
+/// The rows of a table CSV (RFC 4180, read by the `csv` crate), by the header's column names.
 pub fn read_table_csv(text: &str) -> Result<Vec<TableRow>, String> {
-    let mut lines = text.lines();
-    let header = csv_fields(lines.next().ok_or("empty table CSV")?);
+    let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(text.as_bytes());
+    let header = reader.headers().map_err(|e| format!("table CSV header: {e}"))?.clone();
+    if header.is_empty() {
+        return Err("empty table CSV".into());
+    }
     let col = |name: &str| header.iter().position(|h| h == name).ok_or_else(|| format!("table CSV has no column '{name}'"));
     let (m, d, o, p, df, pa, st) = (col("method")?, col("dataset")?, col("ours")?, col("paper")?, col("diff")?, col("params")?, col("status")?);
     // present only when the spec repeats its randomised cells
     let (sd, reps) = (col("sd").ok(), col("repeats").ok());
+    // absent in tables written before the stopping reason was recorded
+    let (stopped, short) = (col("stopped").ok(), col("stopped_short").ok());
     let num = |s: &str| s.trim().parse::<f64>().ok();
-    Ok(lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f = csv_fields(l);
-            let get = |i: usize| f.get(i).cloned().unwrap_or_default();
-            TableRow {
-                method: get(m),
-                dataset: get(d),
-                ours: num(&get(o)),
-                paper: num(&get(p)),
-                diff: num(&get(df)),
-                params: get(pa),
-                status: get(st),
-                sd: sd.and_then(|i| num(&get(i))),
-                repeats: reps.and_then(|i| get(i).trim().parse().ok()),
-            }
-        })
-        .collect())
+    let mut rows = Vec::new();
+    for (line, record) in reader.records().enumerate() {
+        let f = record.map_err(|e| format!("table CSV row {}: {e}", line + 2))?;
+        let get = |i: usize| f.get(i).unwrap_or_default().to_string();
+        rows.push(TableRow {
+            method: get(m),
+            dataset: get(d),
+            ours: num(&get(o)),
+            paper: num(&get(p)),
+            diff: num(&get(df)),
+            params: get(pa),
+            status: get(st),
+            sd: sd.and_then(|i| num(&get(i))),
+            repeats: reps.and_then(|i| get(i).trim().parse().ok()),
+            stopped: stopped.map(get).unwrap_or_default(),
+            stopped_short: short.is_some_and(|i| get(i) == "true"),
+        });
+    }
+    Ok(rows)
 }
 
 /// A row's agreement with the paper: cells compared, within each of [`POINTS`], mean |diff|.
@@ -92,6 +83,11 @@ pub struct Score {
     pub within: [usize; 3],
     /// Mean |ours - paper| over the `n` cells.
     pub mad: f64,
+}
+
+/// Selected cells among `rows` whose fit stopped before its stopping rule was met.
+pub fn stopped_short(rows: &[&TableRow]) -> usize {
+    rows.iter().filter(|r| r.stopped_short && r.ours.is_some()).count()
 }
 
 /// The scorecard of a set of rows (`None` when no cell has both values).
@@ -194,11 +190,13 @@ pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) 
         // the table
         let csv_path = PathBuf::from(format!("{}.csv", plan.table_stem(results).display()));
         let mut table_score = None;
+        let mut table_short = 0;
         if let Ok(text) = std::fs::read_to_string(&csv_path) {
             let rows = read_table_csv(&text).map_err(|e| anyhow::anyhow!("{}: {e}", csv_path.display()))?;
             write_table(&mut body, &plan, &rows, docs, out)?;
             let refs: Vec<&TableRow> = rows.iter().collect();
             table_score = score(&refs);
+            table_short = stopped_short(&refs);
             all_rows.extend(rows.into_iter().map(|r| (id.clone(), r)));
         } else if !plan.methods.is_empty() {
             writeln!(body, "<p class=bad>no table yet: run <code>structdr run {}</code></p>", esc(&spec_path.display().to_string()))?;
@@ -245,12 +243,13 @@ pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) 
             .unwrap_or_else(|| "no paper values".into());
         writeln!(
             overview,
-            "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&id),
             esc(&plan.spec.title),
             plan.methods.len(),
             pngs.len(),
-            sc
+            sc,
+            table_short
         )?;
     }
     let overall = score(&all_rows.iter().map(|(_, r)| r).collect::<Vec<_>>());
@@ -260,13 +259,14 @@ pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) 
         r#"<h1>structdr report</h1>
 <p class=meta>Generated by <code>structdr report</code> from what the runs wrote (each table's provenance names the code versions, threads, BLAS kernels and machines of its records). Our values beside the papers' (references, never outputs); differences coloured: <span class=ok>&nbsp;within 1 point&nbsp;</span> <span class=near>&nbsp;within 3 points&nbsp;</span> <span class=far>&nbsp;beyond 3 points&nbsp;</span> (1 point = 0.01). Gaps beyond 3 points link to their explanation in <code>docs/parity/</code>.{history}</p>
 <h2>Scorecard</h2>
-<p>All tables: {overall}. {figures_total} figures.</p>
-<table><tr><th>table</th><th>rows</th><th>figures</th><th>agreement with the papers</th></tr>
+<p>All tables: {overall}. {figures_total} figures. {short} best cells stopped before their stopping rule was met (marked †; the tables' "Selected cells" say how).</p>
+<table><tr><th>table</th><th>rows</th><th>figures</th><th>agreement with the papers</th><th>best cells stopped short †</th></tr>
 {overview}</table>
 {body}"#,
         overall = overall
             .map(|s| format!("{} of {} cells within 1 point, {} within 2, {} within 3; mean |diff| {:.4}", s.within[0], s.n, s.within[1], s.within[2], s.mad))
             .unwrap_or_else(|| "no paper values".into()),
+        short = stopped_short(&all_rows.iter().map(|(_, r)| r).collect::<Vec<_>>()),
         // the nightly history's page, when there is one (`structdr history`)
         history = {
             let h = out.parent().unwrap_or(Path::new(".")).join("history").join("index.html");
@@ -329,7 +329,7 @@ fn write_table(body: &mut String, plan: &Plan, rows: &[TableRow], docs: &Path, o
     }
     writeln!(
         body,
-        "<table><tr><th></th>{}<th>within 1 / 2 / 3 points</th><th>mean |diff|</th></tr>",
+        "<table><tr><th></th>{}<th>within 1 / 2 / 3 points</th><th>mean |diff|</th><th>stopped short †</th></tr>",
         datasets.iter().map(|d| format!("<th>{}</th>", esc(d))).collect::<String>()
     )?;
     for m in &methods {
@@ -368,15 +368,31 @@ fn write_table(body: &mut String, plan: &Plan, rows: &[TableRow], docs: &Path, o
                         (Some(sd), Some(n)) if n > 1 => format!(" ± {sd:.4}<br><small>mean of {n} seeds</small>"),
                         _ => String::new(),
                     };
-                    write!(body, "<td class=\"{class}\" title=\"{}\">{:.4}{spread}{extra}</td>", esc(&r.params), r.ours.unwrap_or(f64::NAN))?;
+                    let (mark, stop) = if r.stopped_short { ("†", format!("; stopped: {}", r.stopped)) } else { ("", String::new()) };
+                    write!(
+                        body,
+                        "<td class=\"{class}\" title=\"{}{}\">{:.4}{mark}{spread}{extra}</td>",
+                        esc(&r.params),
+                        esc(&stop),
+                        r.ours.unwrap_or(f64::NAN)
+                    )?;
                 }
                 Some(r) => write!(body, "<td class=bad>{}</td>", esc(&r.status))?,
                 None => write!(body, "<td>–</td>")?,
             }
         }
         match score(&mine) {
-            Some(s) => writeln!(body, "<td>{} / {} / {} of {}</td><td>{:.4}</td></tr>", s.within[0], s.within[1], s.within[2], s.n, s.mad)?,
-            None => writeln!(body, "<td>–</td><td>–</td></tr>")?,
+            Some(s) => writeln!(
+                body,
+                "<td>{} / {} / {} of {}</td><td>{:.4}</td><td>{}</td></tr>",
+                s.within[0],
+                s.within[1],
+                s.within[2],
+                s.n,
+                s.mad,
+                stopped_short(&mine)
+            )?,
+            None => writeln!(body, "<td>–</td><td>–</td><td>{}</td></tr>", stopped_short(&mine))?,
         }
     }
     writeln!(body, "</table>")

@@ -18,6 +18,7 @@ pub mod progress;
 pub mod report;
 pub mod slurm;
 pub mod spec;
+pub mod stopping;
 pub mod store;
 
 use std::io::Write;

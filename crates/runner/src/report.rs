@@ -189,6 +189,33 @@ pub fn method_versions(plan: &Plan, best: &[Best]) -> String {
         .join(", ")
 }
 
+/// A label or parameter text as one Markdown table cell: `|` escaped, line breaks as spaces.
+pub fn md_cell(s: &str) -> String {
+    s.replace(['\r', '\n'], " ").replace('|', "\\|")
+}
+
+/// A label as LaTeX text: the ten special characters escaped, line breaks as spaces.
+pub fn tex_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\r' | '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The mark after a score whose selected cell stopped before its stopping rule was met.
+pub const SHORT_MARK: &str = "†";
+
 /// Writes `<stem>.md`, `<stem>.csv`, `<stem>.tex`.
 pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &RunSummary, stem: &Path) -> std::io::Result<TableFiles> {
     if let Some(dir) = stem.parent() {
@@ -231,7 +258,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     if let Some(r) = reference {
         writeln!(md, "\n**paper** rows are the papers' reported numbers ({}), copied into the spec as references; they are never computed here. **diff** = ours - paper.", r.source).ok();
     }
-    let cols: Vec<String> = data.iter().map(|p| if is_stand_in(p) { format!("{}*", p.label) } else { p.label.clone() }).collect();
+    let cols: Vec<String> = data.iter().map(|p| if is_stand_in(p) { format!("{}*", md_cell(&p.label)) } else { md_cell(&p.label) }).collect();
     write!(md, "\n| | {} |", cols.join(" | ")).ok();
     if reference.is_some() {
         write!(md, " mean abs diff |").ok();
@@ -253,7 +280,9 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         let ours: Vec<String> = (0..data.len())
             .map(|di| {
                 let b = get(mi, di);
+                let short = b.record.as_ref().is_some_and(|r| r.stop_reason().stopped_short());
                 match b.score_text() {
+                    Some(v) if short => format!("{v}{SHORT_MARK}"),
                     Some(v) => v,
                     None if b.ok == 0 && b.total > 0 && b.degenerate == b.total => "degenerate".into(),
                     None if b.ok == 0 && b.total > 0 && b.first_error.is_some() => "failed".into(),
@@ -262,7 +291,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             })
             .collect();
         let mad = mean_abs_diff(plan, data, best, mi);
-        write!(md, "| **{}** | {} |", m.label, ours.join(" | ")).ok();
+        write!(md, "| **{}** | {} |", md_cell(&m.label), ours.join(" | ")).ok();
         if reference.is_some() {
             write!(md, " |").ok();
         }
@@ -270,16 +299,40 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         if reference.is_some() && m.paper_row.is_some() {
             let paper: Vec<String> = (0..data.len()).map(|di| fmt(paper_of(mi, di))).collect();
             let diff: Vec<String> = (0..data.len()).map(|di| fmt_diff(get(mi, di).score().zip(paper_of(mi, di)).map(|(o, p)| o - p))).collect();
-            writeln!(md, "| {} paper | {} | |", m.label, paper.join(" | ")).ok();
-            writeln!(md, "| {} diff | {} | {} |", m.label, diff.join(" | "), mad.map(|(v, n)| format!("{v:.4} (n={n})")).unwrap_or_else(|| "–".into())).ok();
+            writeln!(md, "| {} paper | {} | |", md_cell(&m.label), paper.join(" | ")).ok();
+            writeln!(
+                md,
+                "| {} diff | {} | {} |",
+                md_cell(&m.label),
+                diff.join(" | "),
+                mad.map(|(v, n)| format!("{v:.4} (n={n})")).unwrap_or_else(|| "–".into())
+            )
+            .ok();
         }
+    }
+    // Best cells that stopped short of their stopping rule: a footnote naming each.
+    let short: Vec<String> = best
+        .iter()
+        .filter_map(|b| {
+            let r = b.record.as_ref()?;
+            let stop = r.stop_reason();
+            stop.stopped_short().then(|| format!("- {} / {}: {}", md_cell(&plan.methods[b.method].label), md_cell(&data[b.dataset].label), stop.text()))
+        })
+        .collect();
+    if !short.is_empty() {
+        writeln!(
+            md,
+            "\n{SHORT_MARK} The selected cell stopped before its stopping rule was met (residual: the quantity the method's rule compares with its tol; \"inferred\": read from a record written before the reason was recorded):\n\n{}",
+            short.join("\n")
+        )
+        .ok();
     }
     // Best parameters and failures.
     let score_header = if plan.one_metric() { metric.clone() } else { "score (the row's metric)".to_string() };
     // Constrained solvers' end points (objective, KKT residual) when any selected record has one.
-    let solver_end = best.iter().any(|b| b.record.as_ref().is_some_and(|r| r.kkt_residual.is_some()));
+    let solver_end = best.iter().any(|b| b.record.as_ref().is_some_and(|r| r.kkt_residual_any().is_some()));
     let (end_head, end_rule) = if solver_end { (" iterations | objective | KKT residual |", "---:|---:|---:|") } else { ("", "") };
-    writeln!(md, "\n## Selected cells\n\n| method | data set | {score_header} | parameters | d | cells ok | fit s |{end_head}\n|---|---|---:|---|---:|---:|---:|{end_rule}").ok();
+    writeln!(md, "\n## Selected cells\n\n| method | data set | {score_header} | parameters | d | cells ok | fit s | stopped |{end_head}\n|---|---|---:|---|---:|---:|---:|---|{end_rule}").ok();
     for b in best {
         let m = &plan.methods[b.method];
         match &b.record {
@@ -288,31 +341,32 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
                     String::new()
                 } else {
                     let e = |v: Option<f64>| v.map(|v| format!("{v:.6e}")).unwrap_or_else(|| "–".into());
-                    format!(" {} | {} | {} |", r.iterations, e(r.objective), r.kkt_residual.map(|v| format!("{v:.2e}")).unwrap_or_else(|| "–".into()))
+                    format!(" {} | {} | {} |", r.iterations, e(r.objective), r.kkt_residual_any().map(|v| format!("{v:.2e}")).unwrap_or_else(|| "–".into()))
                 };
                 writeln!(
                     md,
-                    "| {} | {} | {} | {} | {} | {}/{} | {:.2} |{end}",
-                    m.label,
-                    data[b.dataset].label,
+                    "| {} | {} | {} | {} | {} | {}/{} | {:.2} | {} |{end}",
+                    md_cell(&m.label),
+                    md_cell(&data[b.dataset].label),
                     b.score_text().unwrap_or_else(|| "–".into()),
-                    r.params_string(),
+                    md_cell(&r.params_string()),
                     r.dim,
                     b.ok,
                     b.total,
-                    r.fit_seconds
+                    r.fit_seconds,
+                    md_cell(&r.stop_reason().text())
                 )
                 .ok()
             }
             None => {
                 // No usable record: say whether cells failed or were simply not run yet.
                 let why = match &b.first_error {
-                    Some(e) if b.degenerate == b.total => format!("degenerate: {}", e.replace('|', "/")),
-                    Some(e) => format!("failed: {}", e.replace('|', "/")),
+                    Some(e) if b.degenerate == b.total => format!("degenerate: {e}"),
+                    Some(e) => format!("failed: {e}"),
                     None => "not computed yet".to_string(),
                 };
                 let pad = if solver_end { " | | |" } else { "" };
-                writeln!(md, "| {} | {} | – | {why} | | {}/{} | |{pad}", m.label, data[b.dataset].label, b.ok, b.total).ok()
+                writeln!(md, "| {} | {} | – | {} | | {}/{} | | |{pad}", md_cell(&m.label), md_cell(&data[b.dataset].label), md_cell(&why), b.ok, b.total).ok()
             }
         };
     }
@@ -362,11 +416,32 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     )
     .ok();
 
-    // ---------- CSV (long format) ----------
+    // ---------- CSV (long format, RFC 4180 quoting) ----------
     // specs with `repeats > 1` add two columns: the sd over seeds and the number of seeds
     let repeated = plan.spec.repeats > 1;
-    let mut csv = String::from("method,dataset,paper_dataset,metric,ours,paper,diff,params,d,n_samples,cells_ok,cells_total,fit_seconds,status");
-    csv.push_str(if repeated { ",sd,repeats\n" } else { "\n" });
+    let mut header = vec![
+        "method",
+        "dataset",
+        "paper_dataset",
+        "metric",
+        "ours",
+        "paper",
+        "diff",
+        "params",
+        "d",
+        "n_samples",
+        "cells_ok",
+        "cells_total",
+        "fit_seconds",
+        "status",
+        "stopped",
+        "stopped_short",
+    ];
+    if repeated {
+        header.extend(["sd", "repeats"]);
+    }
+    let mut csv = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    csv.write_record(&header).map_err(std::io::Error::other)?;
     for b in best {
         let m = &plan.methods[b.method];
         let p = &data[b.dataset];
@@ -374,21 +449,20 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         let paper = paper_of(b.method, b.dataset);
         let diff = ours.zip(paper).map(|(o, p)| o - p);
         let o = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
-        writeln!(
-            csv,
-            "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{}",
-            m.label,
-            p.label,
+        let stop = b.record.as_ref().map(Record::stop_reason);
+        let mut row = vec![
+            m.label.clone(),
+            p.label.clone(),
             p.paper.clone().unwrap_or_default(),
-            b.metric,
+            b.metric.clone(),
             o(ours),
             o(paper),
             o(diff),
             b.record.as_ref().map(Record::params_string).unwrap_or_default(),
             b.record.as_ref().map(|r| r.dim.to_string()).unwrap_or_default(),
-            p.data.x.nrows(),
-            b.ok,
-            b.total,
+            p.data.x.nrows().to_string(),
+            b.ok.to_string(),
+            b.total.to_string(),
             b.record.as_ref().map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
             if b.record.is_some() {
                 "ok"
@@ -397,39 +471,46 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             } else {
                 "missing"
             }
-        )
-        .ok();
+            .to_string(),
+            stop.as_ref().map(|s| s.text()).unwrap_or_default(),
+            stop.as_ref().map(|s| s.stopped_short().to_string()).unwrap_or_default(),
+        ];
         if repeated {
-            csv.pop();
-            writeln!(csv, ",{},{}", o(b.sd.get(&b.metric).copied()), b.repeats).ok();
+            row.extend([o(b.sd.get(&b.metric).copied()), b.repeats.to_string()]);
         }
+        csv.write_record(&row).map_err(std::io::Error::other)?;
     }
+    let csv = csv.into_inner().map_err(|e| std::io::Error::other(e.to_string()))?;
 
     // ---------- LaTeX ----------
-    let esc = |s: &str| s.replace('_', "\\_").replace('%', "\\%").replace('&', "\\&");
     let mut tex = String::new();
     writeln!(tex, "% {} -- generated by structdr from {}; paper values in parentheses are the papers' reported numbers.", plan.spec.title, plan.path.display())
         .ok();
     writeln!(tex, "\\begin{{tabular}}{{l{}}}\n\\hline", "r".repeat(data.len())).ok();
-    writeln!(tex, "Method & {} \\\\\n\\hline", data.iter().map(|p| esc(&p.label)).collect::<Vec<_>>().join(" & ")).ok();
+    writeln!(tex, "Method & {} \\\\\n\\hline", data.iter().map(|p| tex_text(&p.label)).collect::<Vec<_>>().join(" & ")).ok();
     writeln!(tex, "$d$ & {} \\\\", data.iter().map(|p| p.energy_dim.to_string()).collect::<Vec<_>>().join(" & ")).ok();
     for (mi, m) in plan.methods.iter().enumerate() {
         let cells: Vec<String> = (0..data.len())
             .map(|di| {
-                let ours = get(mi, di).score_text().map(|t| t.replace(" ± ", " $\\pm$ ")).unwrap_or_else(|| "--".into());
+                let b = get(mi, di);
+                let mark = if b.record.as_ref().is_some_and(|r| r.stop_reason().stopped_short()) { "$^\\dagger$" } else { "" };
+                let ours = b.score_text().map(|t| format!("{}{mark}", t.replace(" ± ", " $\\pm$ "))).unwrap_or_else(|| "--".into());
                 match paper_of(mi, di) {
                     Some(p) => format!("{ours} ({p:.4})"),
                     None => ours,
                 }
             })
             .collect();
-        writeln!(tex, "{} & {} \\\\", esc(&m.label), cells.join(" & ")).ok();
+        writeln!(tex, "{} & {} \\\\", tex_text(&m.label), cells.join(" & ")).ok();
     }
     writeln!(tex, "\\hline\n\\end{{tabular}}").ok();
+    if best.iter().any(|b| b.record.as_ref().is_some_and(|r| r.stop_reason().stopped_short())) {
+        writeln!(tex, "% $^\\dagger$: the selected cell stopped before its stopping rule was met (the Markdown table's footnote names each).").ok();
+    }
 
     let files = TableFiles { md: stem.with_extension("md"), csv: stem.with_extension("csv"), tex: stem.with_extension("tex") };
     crate::atomic_write(&files.md, md.as_bytes())?;
-    crate::atomic_write(&files.csv, csv.as_bytes())?;
+    crate::atomic_write(&files.csv, &csv)?;
     crate::atomic_write(&files.tex, tex.as_bytes())?;
     Ok(files)
 }

@@ -164,6 +164,10 @@ pub struct Record {
     pub iterations: usize,
     /// Whether the method reported convergence (false when the fit failed).
     pub converged: bool,
+    /// Why the fit stopped ([`structdr_methods::Trace::stop`]); absent in records written before
+    /// it was recorded, whose reason [`Record::stop_reason`] infers where it can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<structdr_methods::StopReason>,
     /// The method's final objective value (the last entry of its trace's history), for
     /// iterative methods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -460,6 +464,8 @@ struct StoredFit {
     history: Vec<f64>,
     iterations: usize,
     converged: bool,
+    #[serde(default)]
+    stop: Option<structdr_methods::StopReason>,
     termination: String,
     #[serde(default)]
     kkt_residual: Option<f64>,
@@ -502,7 +508,8 @@ impl StoredFit {
             components: f.components.clone(),
             history: f.trace.history.clone(),
             iterations: f.trace.iterations,
-            converged: f.trace.converged,
+            converged: f.trace.converged(),
+            stop: Some(f.trace.stop.clone()),
             termination: f.trace.termination.clone(),
             kkt_residual: f.trace.kkt_residual,
             notes: f.notes.clone(),
@@ -534,7 +541,12 @@ impl StoredFit {
             Trace {
                 history: self.history,
                 iterations: self.iterations,
-                converged: self.converged,
+                // a fit cached before the reason was kept: its flag, as a converged or a stalled fit
+                stop: self.stop.unwrap_or(if self.converged {
+                    structdr_methods::StopReason::Converged { residual: None, tol: None }
+                } else {
+                    structdr_methods::StopReason::Stalled { residual: None, tol: None, detail: "cached before the reason was recorded".into() }
+                }),
                 termination: self.termination,
                 kkt_residual: self.kkt_residual,
             },
@@ -687,6 +699,7 @@ mod tests {
             eval_seconds: 0.1,
             iterations: 0,
             converged: true,
+            stop: None,
             objective: None,
             kkt_residual: None,
             notes: vec![],

@@ -9,7 +9,7 @@
 //! | [`Output::FeatureScores`] | one weight per input feature and the features ranked | the input restricted to the top-ranked features (the runner's `n_selected`) |
 //! | [`Output::PrincipalGraph`] | K centres joined by edges, every sample's projection on the graph | the projections |
 
-use super::{MethodError, MethodInfo, ParamMap, ParamValue, Result};
+use super::{MethodError, MethodInfo, ParamMap, ParamValue, Result, StopReason};
 use ndarray::{Array1, Array2, ArrayView2};
 use std::sync::Arc;
 
@@ -133,36 +133,43 @@ impl Output {
 }
 
 /// How an iterative method ran: the objective after each iteration, the number of iterations and
-/// why it stopped.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// why it stopped ([`StopReason`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     /// Objective value after each iteration (empty for closed-form methods).
     pub history: Vec<f64>,
     /// Iterations run (0 for closed-form methods).
     pub iterations: usize,
-    /// Whether the stopping rule was met (true for closed-form methods).
-    pub converged: bool,
-    /// Why the method stopped, in words (e.g. "closed form", "converged: relative change 3e-7 <=
-    /// tol", "iteration limit 500 reached").
+    /// Why the method stopped, typed: converged, iteration limit, stalled, ... with the stopping
+    /// rule's residual and tolerance.
+    pub stop: StopReason,
+    /// The solver's own words on why it stopped (e.g. "CONVERGENCE: NORM_OF_PROJECTED_GRADIENT",
+    /// "closed form").
     pub termination: String,
     /// KKT residual of the final iterate for methods that solve a constrained optimisation problem
-    /// (e.g. `||proj grad f||_inf` of a bound-constrained dual); `None` where it does not apply.
+    /// (e.g. `||proj grad f||_inf` of a bound-constrained dual, absolute); `None` where it does not
+    /// apply.
     pub kkt_residual: Option<f64>,
 }
 
 impl Trace {
-    /// The trace of a closed-form method.
+    /// The trace of a closed-form method ([`StopReason::NotIterative`]).
     pub fn closed_form() -> Trace {
-        Trace { history: Vec::new(), iterations: 0, converged: true, termination: "closed form".into(), kkt_residual: None }
+        Trace { history: Vec::new(), iterations: 0, stop: StopReason::NotIterative, termination: "closed form".into(), kkt_residual: None }
     }
-    /// The trace of an iterative method; `termination` defaults to "converged" or "iteration
-    /// limit N reached" when empty.
-    pub fn iterative(history: Vec<f64>, iterations: usize, converged: bool, termination: impl Into<String>) -> Trace {
+    /// The trace of an iterative method; `termination` defaults to the stop reason in words when
+    /// empty.
+    pub fn iterative(history: Vec<f64>, iterations: usize, stop: StopReason, termination: impl Into<String>) -> Trace {
         let mut termination = termination.into();
         if termination.is_empty() {
-            termination = if converged { "converged".into() } else { format!("iteration limit reached after {iterations} iterations") };
+            termination = stop.to_string();
         }
-        Trace { history, iterations, converged, termination, kkt_residual: None }
+        Trace { history, iterations, stop, termination, kkt_residual: None }
+    }
+
+    /// Whether the stopping rule was met ([`StopReason::is_converged`]).
+    pub fn converged(&self) -> bool {
+        self.stop.is_converged()
     }
 
     /// The same trace with the final iterate's KKT residual recorded.

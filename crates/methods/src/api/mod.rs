@@ -4,6 +4,7 @@
 //! - [`contract`]: [`Embedder`], [`FitInput`], [`Fitted`] with its [`Output`] kinds and [`Trace`],
 //!   [`Transform`]; [`MethodError`].
 //! - [`params`]: parameter values, schemas and typed access.
+//! - [`stop`]: [`StopReason`], why an iterative fit stopped.
 //! - [`info`]: [`MethodInfo`], one registry entry (name, schema, version, constructor).
 //! - [`check_input`], [`check_dense_size`], [`numerical`], [`numerics`]: the checks and error
 //!   mappings every method uses.
@@ -11,10 +12,12 @@
 pub mod contract;
 pub mod info;
 pub mod params;
+pub mod stop;
 
 pub use contract::{param_map, Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
 pub use info::MethodInfo;
 pub use params::{ParamError, ParamKind, ParamMap, ParamMapExt, ParamSchema, ParamValue, Stage, AUTO, DIM_ENERGY};
+pub use stop::{relative_change, StopReason};
 
 use ndarray::ArrayView2;
 use structdr_numerics::NumericsError;

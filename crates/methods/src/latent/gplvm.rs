@@ -207,14 +207,29 @@ impl Embedder for Gplvm {
         let mut g0 = vec![0.0; p0.len()];
         let f0 = obj.value_and_gradient(&p0, &mut g0).map_err(numerical("gplvm"))?;
         let (p, trace, evaluations) = if self.max_iter == 0 {
-            (p0.clone(), Trace::iterative(vec![f0], 0, false, "max_iter = 0: the scaled PCA initialisation is returned"), 1)
+            (
+                p0.clone(),
+                Trace::iterative(
+                    vec![f0],
+                    0,
+                    crate::api::StopReason::IterationLimit { max_iter: 0, residual: None, tol: None },
+                    "max_iter = 0: the scaled PCA initialisation is returned",
+                ),
+                1,
+            )
         } else {
             let opts = BoundedOptions { m: 10, max_iter: self.max_iter, max_eval: 4 * self.max_iter + 20, pgtol: 1e-8, factr: self.tol / f64::EPSILON };
             let lo = vec![f64::NEG_INFINITY; p0.len()];
             let hi = vec![f64::INFINITY; p0.len()];
             let r = minimize(Solver::Projected, |p, g| obj.value_and_gradient(p, g).unwrap_or(f64::INFINITY), &p0, &lo, &hi, &opts)
                 .map_err(|e| MethodError::Input { method: "gplvm", reason: e.to_string() })?;
-            let t = Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()).with_kkt_residual(r.projected_gradient_norm);
+            let t = Trace::iterative(
+                r.history.clone(),
+                r.iterations,
+                crate::api::StopReason::classify(r.converged, r.iterations, self.max_iter, None, None, &r.message),
+                r.message.clone(),
+            )
+            .with_kkt_residual(r.projected_gradient_norm);
             (r.x, t, r.evaluations)
         };
         let emb = Array2::from_shape_vec((n, self.dim), p[..nq].to_vec()).expect("packed layout");

@@ -387,7 +387,7 @@ impl Embedder for Tsne {
             Trace::iterative(
                 history,
                 self.max_iter,
-                true,
+                crate::api::StopReason::FixedSchedule { iterations: self.max_iter },
                 format!("fixed schedule: {} iterations ({} with early exaggeration {})", self.max_iter, self.exaggeration_iter, self.early_exaggeration),
             ),
         );

@@ -661,8 +661,9 @@ impl Embedder for Rpg {
         if let Some(last) = g.history.last() {
             notes.push(format!("final objective rho = {last:.10e} after {} iterations (converged: {})", g.iterations, g.converged));
         }
+        let stop = crate::api::StopReason::classify(g.converged, g.iterations, self.max_iter, crate::api::relative_change(&g.history), Some(self.tol), "");
         let graph = crate::api::PrincipalGraph { centres: g.centres, edges: g.edges, projection: g.projection };
-        let mut fitted = Fitted::new(Output::PrincipalGraph(graph), Trace::iterative(g.history, g.iterations, g.converged, ""));
+        let mut fitted = Fitted::new(Output::PrincipalGraph(graph), Trace::iterative(g.history, g.iterations, stop, ""));
         fitted.notes = notes;
         Ok(fitted)
     }

@@ -389,8 +389,10 @@ impl Embedder for Fsl {
             format!("theta support {support} of {}; top features {}", x.ncols(), top.join(" ")),
             format!("initial objective {:.6e}; {} eigendecompositions in {} iterations", sol.initial_objective, sol.eigendecompositions, sol.iterations),
         ];
+        // the rule compares the last decrease with tol |f - g0|: its residual is not kept
+        let stop = crate::api::StopReason::classify(sol.converged, sol.iterations, self.max_iter, None, Some(self.tol), "");
         let scores = FeatureScores { weights: sol.theta, ranking: rank };
-        let mut fitted = Fitted::new(Output::FeatureScores(scores), Trace::iterative(sol.history, sol.iterations, sol.converged, ""));
+        let mut fitted = Fitted::new(Output::FeatureScores(scores), Trace::iterative(sol.history, sol.iterations, stop, ""));
         fitted.graph = Some(Graph { n_vertices: n, edges });
         fitted.notes = notes;
         Ok(fitted)

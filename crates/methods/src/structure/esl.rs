@@ -201,7 +201,8 @@ impl Embedder for Esl {
         let embedding = component_embedding(n, &edges, &labels, count, self.dim)?;
         let mut fitted = Fitted::new(
             Output::Embedding(embedding),
-            Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()).with_kkt_residual(r.projected_gradient_norm),
+            Trace::iterative(r.history.clone(), r.iterations, super::pair_dual::pair_stop(&r, self.max_iter, pg0, self.tol), r.message.clone())
+                .with_kkt_residual(r.projected_gradient_norm),
         );
         fitted.graph = Some(Graph { n_vertices: n, edges: edges.clone() });
         fitted.components = Some(labels);

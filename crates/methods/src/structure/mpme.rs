@@ -209,7 +209,8 @@ impl Embedder for Mpme {
         let at_upper = if upper.is_finite() { r.x.iter().filter(|&&v| v >= upper).count() } else { 0 };
         let mut fitted = Fitted::new(
             Output::Embedding(embedding),
-            Trace::iterative(r.history.clone(), r.iterations, r.converged, r.message.clone()).with_kkt_residual(r.projected_gradient_norm),
+            Trace::iterative(r.history.clone(), r.iterations, super::pair_dual::pair_stop(&r, self.max_iter, pg0, self.tol), r.message.clone())
+                .with_kkt_residual(r.projected_gradient_norm),
         );
         fitted.graph = Some(Graph { n_vertices: n, edges });
         fitted.notes.push(format!(
@@ -312,7 +313,7 @@ mod tests {
         let x = circle(40, 0.05, 4);
         let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 500, tol: 1e-7, embedding: MpmeEmbedding::Kpca, solver: Solver::Projected };
         let f = m.fit(x.view(), 0).unwrap();
-        assert!(f.trace.converged, "{:?}", f.notes);
+        assert!(f.trace.converged(), "{:?}", f.notes);
         for w in f.trace.history.windows(2) {
             assert!(w[1] <= w[0] + 1e-12 * w[0].abs(), "F increased: {} -> {}", w[0], w[1]);
         }

@@ -16,7 +16,7 @@
 //! (2N^3/3 flops) for `Q^-1`, and O(N^2) for assembling `Q` and the N(N-1)/2 gradient entries: never
 //! a solve per column.
 
-use crate::api::{check_input, MethodError, Result};
+use crate::api::{check_input, MethodError, Result, StopReason};
 use ndarray::{Array2, ArrayView2};
 use structdr_linalg::LinalgError;
 use structdr_numerics::optim::{minimize, BoundedOptions, BoundedResult, Solver};
@@ -62,6 +62,14 @@ pub fn solver_label(solver: Solver) -> &'static str {
         Solver::Lbfgsb => "L-BFGS-B 3.0",
         Solver::Projected => "projected L-BFGS",
     }
+}
+
+/// The typed end of a [`solve_pairs`] run whose stopping rule is `||proj grad||_inf <= tol *
+/// pg0`: the residual is reported relative to `pg0` (its value at `W = 0`) so that it compares
+/// with `tol` directly.
+pub fn pair_stop(r: &BoundedResult, max_iter: usize, pg0: f64, tol: f64) -> StopReason {
+    let relative = if pg0 > 0.0 { r.projected_gradient_norm / pg0 } else { 0.0 };
+    StopReason::classify(r.converged, r.iterations, max_iter, Some(relative), Some(tol), &r.message)
 }
 
 /// Runs `solver` on a pair objective from `w = 0` with bounds `[0, upper]`; an error inside `f`

@@ -368,13 +368,15 @@ impl SplProblem {
     }
 
     /// Algorithm 1: projected subgradient steps `s <- max(0, s + (1/t) g)` from `S = 0`.
-    /// Returns `(s, evaluation at s, history of f, steps, converged)`.
-    fn solve_subgradient(&self, max_iter: usize, tol: f64) -> Result<(Vec<f64>, SplEval, Vec<f64>, usize, bool)> {
+    /// Returns `(s, evaluation at s, history of f, steps, why it stopped)`; the stopping rule's
+    /// residual is the relative change `|f_t - f_{t-1}| / max(|f_t|, 1)`.
+    fn solve_subgradient(&self, max_iter: usize, tol: f64) -> Result<(Vec<f64>, SplEval, Vec<f64>, usize, crate::api::StopReason)> {
         let mut s = vec![0.0f64; self.n_edges()];
         let mut eval = self.evaluate(&s)?;
         let mut history = vec![eval.objective];
         let mut converged = false;
         let mut iterations = 0;
+        let mut change = None;
         for t in 1..=max_iter {
             SplProblem::step(&mut s, t, &eval.grad);
             let prev = eval.objective;
@@ -382,17 +384,19 @@ impl SplProblem {
             history.push(eval.objective);
             structdr_numerics::progress::report(history.len(), eval.objective);
             iterations = t;
+            change = Some((eval.objective - prev).abs() / eval.objective.abs().max(1.0));
             if (eval.objective - prev).abs() <= tol * eval.objective.abs().max(1.0) {
                 converged = true;
                 break;
             }
         }
-        Ok((s, eval, history, iterations, converged))
+        Ok((s, eval, history, iterations, crate::api::StopReason::classify(converged, iterations, max_iter, change, Some(tol), "")))
     }
 
     /// `max_{s >= 0} f(s)` by `solver` on `-f` from `S = 0` (module doc). Returns `(s, evaluation
-    /// at s, history of f, iterations, converged, solver message)`.
-    fn solve_bounded(&self, solver: Solver, max_iter: usize, tol: f64) -> Result<(Vec<f64>, SplEval, Vec<f64>, usize, bool, String)> {
+    /// at s, history of f, iterations, why it stopped, solver message)`; the stopping rule's
+    /// residual is the KKT residual relative to its value at `S = 0`.
+    fn solve_bounded(&self, solver: Solver, max_iter: usize, tol: f64) -> Result<(Vec<f64>, SplEval, Vec<f64>, usize, crate::api::StopReason, String)> {
         let n = self.n_edges();
         let zero = vec![0.0; n];
         let lower = vec![0.0; n];
@@ -428,7 +432,9 @@ impl SplProblem {
         // W and Q^-1 Y W at the solution (the solver keeps only f and its gradient)
         let eval = self.evaluate(&r.x)?;
         let history = r.history.iter().map(|v| -v).collect();
-        Ok((r.x, eval, history, r.iterations, r.converged, r.message))
+        let relative = if pg0 > 0.0 { r.projected_gradient_norm / pg0 } else { 0.0 };
+        let stop = crate::api::StopReason::classify(r.converged, r.iterations, max_iter, Some(relative), Some(tol), &r.message);
+        Ok((r.x, eval, history, r.iterations, stop, r.message))
     }
 
     /// The embedding at `S`: `X = (gamma/4) Q^-1 Y W` (eq. 22) for `gamma > 0`, KPCA on
@@ -513,10 +519,10 @@ impl Embedder for Spl {
             }
         }
         let prob = SplProblem::new(x, &edges, self.dim, self.gamma, self.c)?;
-        let (s, eval, history, iterations, converged, message) = match self.solver {
+        let (s, eval, history, iterations, stop, message) = match self.solver {
             SplSolver::Subgradient => {
-                let (s, eval, history, iterations, converged) = prob.solve_subgradient(self.max_iter, self.tol)?;
-                (s, eval, history, iterations, converged, String::new())
+                let (s, eval, history, iterations, stop) = prob.solve_subgradient(self.max_iter, self.tol)?;
+                (s, eval, history, iterations, stop, String::new())
             }
             SplSolver::Bounded(solver) => prob.solve_bounded(solver, self.max_iter, self.tol)?,
         };
@@ -534,7 +540,7 @@ impl Embedder for Spl {
         }
         let embedding = prob.embedding(&s, &eval)?;
         let active: Vec<(usize, usize, f64)> = prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
-        let mut f = Fitted::new(Output::Embedding(embedding), Trace::iterative(history, iterations, converged, message).with_kkt_residual(kkt));
+        let mut f = Fitted::new(Output::Embedding(embedding), Trace::iterative(history, iterations, stop, message).with_kkt_residual(kkt));
         f.notes.push(match self.solver {
             SplSolver::Subgradient => format!("solver: Algorithm 1 projected subgradient steps 1/t from S = 0: {iterations} steps"),
             SplSolver::Bounded(b) => format!(

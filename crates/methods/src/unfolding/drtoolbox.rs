@@ -309,6 +309,11 @@ fn stress_fit(method: &'static str, y0: &Array2<f64>, pairs: &[(usize, usize)], 
 /// bottom eigenvectors of a graph operator differ by orders of magnitude in their edge energy),
 /// with the reward `eta tr(P) = tr(eta S^2 Q)`. Returns `Y`, the solve's result (in the scaled
 /// coordinates) and the numerical rank of `P`.
+/// Iteration limit of each stage of the PSD least squares of [`fit_on_basis`].
+const PSD_MAX_ITER: usize = 2000;
+/// KKT tolerance of the PSD least squares of [`fit_on_basis`].
+const PSD_TOL: f64 = 1e-7;
+
 fn fit_on_basis(method: &'static str, basis: ArrayView2<f64>, pairs: &[(usize, usize)], t: &[f64], eta: f64) -> Result<(Array2<f64>, PsdLeastSquares, usize)> {
     let r = basis.ncols();
     let mut energy = vec![0.0f64; r];
@@ -325,7 +330,7 @@ fn fit_on_basis(method: &'static str, basis: ArrayView2<f64>, pairs: &[(usize, u
     let scale: Array1<f64> = energy.iter().map(|&e| 1.0 / e.max(1e-12 * e_max).sqrt()).collect();
     let u = &basis * &scale.view().insert_axis(Axis(0));
     let reward = Array2::from_diag(&scale.mapv(|s| eta * s * s));
-    let ls = psd_least_squares(method, u.view(), pairs, t, &reward, 2000, 2000, 1e-7)?;
+    let ls = psd_least_squares(method, u.view(), pairs, t, &reward, PSD_MAX_ITER, PSD_MAX_ITER, PSD_TOL)?;
     let e = eigh(ls.p.view()).map_err(numerical(method))?;
     let top = e.values[e.values.len() - 1].max(1e-300);
     let rank = e.values.iter().filter(|&&v| v > 1e-9 * top).count();
@@ -410,8 +415,8 @@ impl Embedder for FastMvu {
         let flat: Vec<f64> = emb.iter().copied().collect();
         edge_stress(&flat, self.dim, &pairs, &t, &mut gfin);
         let grad_norm = gfin.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let converged = msg2.starts_with("CONVERGENCE");
-        let trace = Trace::iterative(vec![s2, s3], ev2, converged, format!("stress fit in {} dimensions: {msg2}", self.dim)).with_kkt_residual(grad_norm);
+        let stop = crate::api::StopReason::classify(msg2.starts_with("CONVERGENCE"), ev2, self.max_eval, None, None, &msg2);
+        let trace = Trace::iterative(vec![s2, s3], ev2, stop, format!("stress fit in {} dimensions: {msg2}", self.dim)).with_kkt_residual(grad_norm);
         let mut f = Fitted::new(Output::Embedding(emb), trace);
         if let Some(note) = g.note() {
             f.notes.push(note);
@@ -487,8 +492,13 @@ impl Embedder for MvuDrtoolbox {
         // 3. the first d principal coordinates
         let mut emb = y.slice(ndarray::s![.., ..self.dim]).to_owned();
         canonicalize_signs(&mut emb);
-        let trace = Trace::iterative(Vec::new(), ls.iterations, ls.kkt_residual <= 1e-7, format!("PSD least squares: KKT residual {:.2e}", ls.kkt_residual))
-            .with_kkt_residual(ls.kkt_residual);
+        let trace = Trace::iterative(
+            Vec::new(),
+            ls.iterations,
+            crate::api::StopReason::classify(ls.kkt_residual <= PSD_TOL, ls.iterations, PSD_MAX_ITER, Some(ls.kkt_residual), Some(PSD_TOL), ""),
+            format!("PSD least squares: KKT residual {:.2e}", ls.kkt_residual),
+        )
+        .with_kkt_residual(ls.kkt_residual);
         let mut f = Fitted::new(Output::Embedding(emb), trace);
         if let Some(note) = g.note() {
             f.notes.push(note);

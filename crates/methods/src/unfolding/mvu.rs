@@ -222,7 +222,8 @@ impl Mvu {
         let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, max_inner, ..SdpOptions::default() };
         let sol = sdp.solve(z0, &opts).map_err(numerical(method))?;
         let (emb, values) = kernel_pca_of_factor(method, (&sol.y * mean_d.sqrt()).view(), self.dim)?;
-        let trace = Trace::iterative(sol.history.clone(), sol.outer, sol.certified, sol.termination.clone()).with_kkt_residual(sol.certificate.rel_gap);
+        let trace = Trace::iterative(sol.history.clone(), sol.outer, sol.stop(opts.max_outer, opts.gap_tol), sol.termination.clone())
+            .with_kkt_residual(sol.certificate.rel_gap);
         let mut f = Fitted::new(Output::Embedding(emb), trace);
         if let Some(note) = g.note() {
             f.notes.push(note);

@@ -148,6 +148,14 @@ pub struct SdpSolution {
     pub checked_gaps: Vec<(f64, bool)>,
 }
 
+impl SdpSolution {
+    /// Why the solve stopped: certified (relative duality gap `<= gap_tol` at a feasible point),
+    /// the outer iteration limit `max_outer`, or a stall; the residual is the relative gap.
+    pub fn stop(&self, max_outer: usize, gap_tol: f64) -> crate::api::StopReason {
+        crate::api::StopReason::classify(self.certified, self.outer, max_outer, Some(self.certificate.rel_gap), Some(gap_tol), &self.termination)
+    }
+}
+
 impl<'a> DistanceSdp<'a> {
     /// m: the rows of `Z` (N without landmarks).
     fn m(&self) -> usize {

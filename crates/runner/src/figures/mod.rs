@@ -447,7 +447,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
                 graph: drawn.as_ref().map(|g| format!("{} edges, {}", g.edges.len(), nonzeros(g.n_vertices, g.edges.len()))).unwrap_or_else(|| "–".into()),
                 components: n_comp.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),
                 iterations: f.trace.iterations,
-                converged: f.trace.converged,
+                converged: f.trace.converged(),
                 seconds: *seconds,
                 result,
                 notes: f.notes.clone(),

@@ -649,8 +649,9 @@ impl Embedder for DdrTree {
         let f = self.fit_with_init(input.x, input.seed, init)?;
         let mut notes = f.notes;
         notes.push(format!("final objective {:.9e}", f.final_objective));
+        let stop = crate::api::StopReason::classify(f.converged, f.iterations, self.max_iter, crate::api::relative_change(&f.stop_history), Some(self.tol), "");
         let graph = PrincipalGraph { centres: f.centres, edges: f.tree, projection: f.z };
-        let mut fitted = Fitted::new(Output::PrincipalGraph(graph), Trace::iterative(f.stop_history, f.iterations, f.converged, ""));
+        let mut fitted = Fitted::new(Output::PrincipalGraph(graph), Trace::iterative(f.stop_history, f.iterations, stop, ""));
         fitted.notes = notes;
         Ok(fitted)
     }
