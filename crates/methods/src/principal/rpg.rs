@@ -36,7 +36,7 @@
 //! only a fixed dictionary keeps Theorem 1 true; see docs/parity/rpg.md.
 //!
 //! Initialisation: `K = N` puts the centres on the data points (Algorithm 1, mean-shift style);
-//! `K < N` runs seeded k-means (k-means++ and Lloyd, [`crate::kmeans`]) and starts from its centres
+//! `K < N` runs seeded k-means (k-means++ and Lloyd, [`structdr_numerics::clustering`]) and starts from its centres
 //! (Algorithm 2). The P-step finds, for every sample, the centres within `40 sigma` of its nearest
 //! with exact distances through candidate lists and triangle-inequality drift bounds
 //! ([`structdr_numerics::neighbours::NearCentres`]): O(N K D) by GEMM on the first pass and for rows whose bound

@@ -1,7 +1,7 @@
 //! Locally linear embedding (Roweis & Saul 2000), the "standard" variant (the computation:
 //! [`structdr_numerics::spectral::lle_coordinates`]).
 //!
-//! 1. Neighbourhoods `N_i`: the k nearest neighbours of `x_i` ([`structdr_numerics::neighbours::knn`]); when the
+//! 1. Neighbourhoods `N_i`: the k nearest neighbours of `x_i` ([`structdr_numerics::neighbours::knn()`]); when the
 //!    symmetrised K-NN graph is disconnected and `disconnected = "connect"`, each joining edge
 //!    `(a, b)` adds `b` to `N_a` and `a` to `N_b` (so those samples have k + 1 or more neighbours).
 //! 2. Weights: with `Z_i = X[N_i] - 1 x_i^T` (m x D) and the local Gram `G_i = Z_i Z_i^T`,

@@ -1,6 +1,6 @@
 //! Sparse manifold clustering and embedding, SMCE (Elhamifar & Vidal 2011), the embedding.
 //!
-//! For every sample `x_i` with its K nearest neighbours `N_i` ([`structdr_numerics::neighbours::knn`]):
+//! For every sample `x_i` with its K nearest neighbours `N_i` ([`structdr_numerics::neighbours::knn()`]):
 //!
 //! 1. Local geometry: the unit directions `X_i = [(x_j - x_i) / ||x_j - x_i||]_{j in N_i}` (D x K)
 //!    and the proximities `q_ij = ||x_j - x_i|| / sum_{t in N_i} ||x_t - x_i||`.

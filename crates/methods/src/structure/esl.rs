@@ -17,7 +17,7 @@
 //!    (The paper's eq. 23-24 differentiate with respect to one ordered entry `w_ij` with `A_ij`
 //!    holding only the `(i,i)` and `(i,j)` entries; the sum of its `(i,j)` and `(j,i)` partials is the
 //!    formula above. At `W = 0` both give `2 (lambda c_ij - 2m)`, whence eq. 26.) Solved from `W = 0`
-//!    by the `solver` of [`crate::optim`] (as MPME); the KKT residual is reported.
+//!    by the `solver` of [`structdr_numerics::optim`] (as MPME); the KKT residual is reported.
 //! 4. Components: the graph with edges `w_ij > 1e-6 max_kl w_kl` (the "edge threshold"; the solvers put
 //!    inactive weights exactly at the bound 0, and the notes report how many weights fall in
 //!    `(0, threshold]`). Each component `c` is embedded separately by KPCA on

@@ -11,7 +11,7 @@
 //!    `dF/dw_ij = -(d/2) [(Q^-1)_ii + (Q^-1)_jj - 2 (Q^-1)_ij] + phi_ij / 2`, `Q = L + lambda I`,
 //!
 //!    i.e. `-(d/2)` times eq. 14 (eq. 13 is eq. 10 scaled by `2/d`; same maximiser). Solved by
-//!    the `solver` of [`crate::optim`] (default: projected L-BFGS; or the Fortran L-BFGS-B) from
+//!    the `solver` of [`structdr_numerics::optim`] (default: projected L-BFGS; or the Fortran L-BFGS-B) from
 //!    `W = 0`. The problem is convex, so the projected
 //!    gradient `||proj grad F||_inf` (the KKT residual) certifies the optimum; it is reported.
 //! 3. Embedding: KPCA on `U = (L + lambda I)^-1` (eq. 17; [`structdr_numerics::spectral::kernel_pca`]: centred,
@@ -23,7 +23,7 @@
 //! Cost: N(N-1)/2 variables (2.0 M at N = 2007); every evaluation is one Cholesky + one `dpotri`
 //! of an N x N matrix (N^3 flops) plus O(N^2); the projected solver keeps `(2m + 6) N(N-1)/2`
 //! doubles (m = 5: ~64 N^2 bytes, 260 MB at N = 2007), the Fortran L-BFGS-B `(2m + 5) N(N-1)/2`
-//! (m = 10: ~100 N^2 bytes). N is capped at [`PAIR_MAX_N`].
+//! (m = 10: ~100 N^2 bytes). N is capped at [`super::pair_dual::PAIR_MAX_N`].
 
 use super::pair_dual::{
     check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER,
@@ -71,7 +71,7 @@ pub struct Mpme {
 pub struct MpmeObjective {
     /// Number of samples.
     pub n: usize,
-    /// `phi_ij`, one per pair `i < j` (storage order of [`crate::logdet`]).
+    /// `phi_ij`, one per pair `i < j` (storage order of [`super::pair_dual::for_each_pair`]).
     pub phi: Vec<f64>,
     /// `d`.
     pub dim: f64,

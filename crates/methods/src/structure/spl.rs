@@ -28,7 +28,7 @@
 //! that is zero and the embedding is kernel PCA on `Sigma = (4L + I)^-1 = Q^-1 / 4` (eq. 23).
 //!
 //! Cost per iteration: one supernodal sparse Cholesky of `Q` on the fixed pattern of the graph
-//! ([`crate::sparse`], ordering (AMD on K-NN graphs) and supernodes chosen once), `log det Q`, the half solve `L^-1 P Y` (N x D),
+//! ([`structdr_linalg::sparse`], ordering (AMD on K-NN graphs) and supernodes chosen once), `log det Q`, the half solve `L^-1 P Y` (N x D),
 //! the D x D eigenproblem (or, when D > N, the N x N Gram form `B B^T` with `B = L^-1 P Y`:
 //! the same non-zero eigenvalues, `W = B^T U diag(mu)^-1/2`), the solve `Q^-1 Y W` and the
 //! selected inversion of `Q` for exactly the diagonal and edge entries of `Q^-1` that eq. (20)
@@ -141,7 +141,7 @@ pub enum Backend {
     /// by the flop estimate (`DENSE_FLOP_RATIO x flops(L) > N^3`, i.e. the sparse factor is
     /// nearly dense), `N >= DENSE_MIN_N` and `D <= N`, else [`Backend::Sparse`].
     Auto,
-    /// Supernodal sparse Cholesky + selected inversion ([`crate::sparse`]).
+    /// Supernodal sparse Cholesky + selected inversion ([`structdr_linalg::sparse`]).
     Sparse,
     /// Dense LAPACK Cholesky (`dpotrf`) and the dense inverse (`dpotri`), of which only the
     /// diagonal and edge entries are read: O(N^3) per iteration but at BLAS-3 speed.
