@@ -761,7 +761,7 @@ fn datasets(d: DatasetsCommand) -> Result<()> {
             let mut failed = 0;
             for n in &names {
                 let entry = registry.get(n)?;
-                match download::fetch_files(entry, &opts) {
+                match load::fetch_files(entry, &opts) {
                     Ok(files) => {
                         for f in files {
                             println!("{:<22} ok  {}  {}  ({})", n, &f.sha256[..16], f.path.display(), f.origin);
