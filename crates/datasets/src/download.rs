@@ -1,6 +1,6 @@
 //! Verified downloads into the local cache.
 //!
-//! [`fetch`] / [`fetch_files`] put every file of a registry entry at
+//! [`fetch_validated`] (behind `load::fetch` / `load::fetch_files`) puts every file of a registry entry at
 //! `<cache_dir>/<mirror_path>` (default cache `data/`, or `$STRUCTDR_DATA`):
 //!
 //! 1. A cached file that verifies is used as is (no network).
@@ -86,7 +86,7 @@ impl Mirror {
     }
 }
 
-/// Options of [`fetch`].
+/// Options of a fetch ([`fetch_validated`]).
 #[derive(Debug, Clone)]
 pub struct FetchOptions {
     /// Cache directory (files at `<cache_dir>/<mirror_path>`, lock file `registry.lock`).
@@ -901,41 +901,9 @@ impl<E> From<DownloadError> for Validated<E> {
     }
 }
 
-/// Makes every file of `entry` present and verified in the cache (see the module docs for the
-/// order of sources and the verification rule) and returns them in registry order. The files
-/// must load as the registry describes them (format and shape) before they are cached or pinned.
-pub fn fetch_files(entry: &Entry, opts: &FetchOptions) -> Result<Vec<Fetched>, DownloadError> {
-    match fetch_validated(entry, opts, |paths| crate::load::parse_and_check(entry, paths).map(|_| ())) {
-        Ok((f, ())) => Ok(f),
-        Err(Validated::Download(e)) => Err(e),
-        Err(Validated::Load(e)) => Err(DownloadError::Invalid { origin: "cache".into(), file: entry.files[0].mirror_path.clone(), reason: e.to_string() }),
-    }
-}
-
-/// [`fetch_files`], returning the cache path of a single-file entry, or for a multi-file entry
-/// the directory holding its files (their common parent, else the cache directory).
-pub fn fetch(entry: &Entry, opts: &FetchOptions) -> Result<PathBuf, DownloadError> {
-    let files = fetch_files(entry, opts)?;
-    if files.len() == 1 {
-        return Ok(files[0].path.clone());
-    }
-    let parent = files[0].path.parent().map(Path::to_path_buf);
-    if files.iter().all(|f| f.path.parent().map(Path::to_path_buf) == parent) {
-        if let Some(p) = parent {
-            return Ok(p);
-        }
-    }
-    Ok(opts.cache_dir.clone())
-}
-
-/// [`fetch`] of the builtin-registry entry called `name`.
-pub fn fetch_by_name(name: &str, opts: &FetchOptions) -> Result<PathBuf, DownloadError> {
-    fetch(Registry::builtin().get(name)?, opts)
-}
-
 /// Re-hashes the cached files of `entry` without any network or mirror access: each must exist
 /// and match the registry checksum or its trust-on-first-use pin (an unpinned TOFU file is an
-/// error here: it has never been fetched through [`fetch`]).
+/// error here: it has never been fetched).
 pub fn verify_entry(entry: &Entry, opts: &FetchOptions) -> Result<Vec<Fetched>, DownloadError> {
     let lock_path = opts.lock_path();
     let lock = Lock::read(&lock_path)?;

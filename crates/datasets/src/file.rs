@@ -7,6 +7,7 @@
 
 use crate::load::LoadError;
 use crate::parse::{csv, libsvm, mat::MatFile, npy};
+use crate::regular::ReadError;
 use crate::{sha256_hex, Dataset};
 use ndarray::{s, Array2, Axis};
 use std::path::{Path, PathBuf};
@@ -67,13 +68,13 @@ fn layout(path: &Path, message: impl Into<String>) -> LoadError {
     LoadError::Layout { source_name: path.display().to_string(), message: message.into() }
 }
 
-/// The bytes of a regular file (a directory, device or pipe is refused: `/dev/zero` has no end).
+/// The bytes of a regular file (a directory, device or pipe is refused: `/dev/zero` has no end;
+/// [`crate::regular::read_regular`] with this module's errors).
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
-    let meta = std::fs::metadata(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })?;
-    if !meta.is_file() {
-        return Err(layout(path, "not a regular file (a directory, device or pipe cannot be read as data)"));
-    }
-    std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })
+    crate::regular::read_regular(path).map_err(|e| match e {
+        ReadError::NotRegular { .. } => layout(path, "not a regular file (a directory, device or pipe cannot be read as data)"),
+        ReadError::Io { path, source } => LoadError::Io { path, source },
+    })
 }
 
 /// A matrix from an `.npy` or text table file (what `--input` reads).

@@ -3,11 +3,14 @@
 //! - [`registry`]: the data-set registry file (`registry.toml`): name, canonical URL(s), SHA-256,
 //!   format, where the labels are, citation, licence, stand-in notes; plus the trust-on-first-use
 //!   lock file for sets whose checksum is unknown.
+//! - [`regular`]: reading a local file, regular files only (the registry and [`file`] read
+//!   through it).
 //! - [`download`]: HTTPS download with timeout, retries, progress bar, atomic writes into the
 //!   cache (`data/`), SHA-256 verification; a mirror directory or base URL (`STRUCTDR_MIRROR`)
 //!   replaces the canonical host.
 //! - [`file`]: a researcher's own file (NPY, CSV/TSV, LIBSVM, MAT) with labels -> [`Dataset`].
-//! - [`load`]: registry entry -> [`Dataset`] (X float64 samples in rows, integer labels).
+//! - [`load`]: registry entry -> [`Dataset`] (X float64 samples in rows, integer labels), and
+//!   [`load::fetch_files`]: a download that must load before it is cached.
 //! - [`parse`]: LIBSVM (also `.bz2`), MATLAB v5 `.mat`, IDX (gzip), NPY, CSV. Malformed input is an
 //!   error naming the file and the line or byte offset, never a panic.
 //! - [`synthetic`]: seeded generators (helix, twinpeaks, two moons, spiral, distorted S, circle,
@@ -22,6 +25,7 @@ pub mod load;
 pub mod parse;
 pub mod preprocess;
 pub mod registry;
+pub mod regular;
 pub mod synthetic;
 
 use ndarray::Array2;

@@ -1,4 +1,5 @@
-//! Registry entry -> [`Dataset`]: fetch + verify ([`crate::download`]), parse ([`crate::parse`])
+//! Registry entry -> [`Dataset`]: fetch + verify ([`crate::download`]; [`fetch_files`] also
+//! checks that the files load), parse ([`crate::parse`])
 //! according to the entry's format and [`Loader`] fields, then check the shape against the
 //! registry (`n_samples`, `n_features`, `n_classes`; any mismatch is an error).
 //!
@@ -17,7 +18,7 @@
 //! registry gives one), joined with `+` for multi-file sets; [`Dataset::note`] is the entry's
 //! stand-in remark, else its provenance remark.
 
-use crate::download::{fetch_validated, DownloadError, FetchOptions, Validated};
+use crate::download::{fetch_validated, DownloadError, FetchOptions, Fetched, Validated};
 use crate::parse::{self, ParseError};
 use crate::registry::{Entry, Format, Loader, Registry, RegistryError};
 use crate::Dataset;
@@ -95,6 +96,39 @@ pub fn load_entry(entry: &Entry, opts: &FetchOptions) -> Result<Dataset, LoadErr
     };
     let checksum = files.iter().map(|f| f.content_sha256.as_str()).collect::<Vec<_>>().join("+");
     Ok(Dataset { name: entry.name.clone(), x, labels, t: None, checksum, note: entry.table_note() })
+}
+
+/// Makes every file of `entry` present and verified in the cache (see the module docs for the
+/// order of sources and the verification rule) and returns them in registry order. The files
+/// must load as the registry describes them (format and shape) before they are cached or pinned
+/// ([`parse_and_check`] is the download's validation, so it lives here, above `download`).
+pub fn fetch_files(entry: &Entry, opts: &FetchOptions) -> Result<Vec<Fetched>, DownloadError> {
+    match fetch_validated(entry, opts, |paths| parse_and_check(entry, paths).map(|_| ())) {
+        Ok((f, ())) => Ok(f),
+        Err(Validated::Download(e)) => Err(e),
+        Err(Validated::Load(e)) => Err(DownloadError::Invalid { origin: "cache".into(), file: entry.files[0].mirror_path.clone(), reason: e.to_string() }),
+    }
+}
+
+/// [`fetch_files`], returning the cache path of a single-file entry, or for a multi-file entry
+/// the directory holding its files (their common parent, else the cache directory).
+pub fn fetch(entry: &Entry, opts: &FetchOptions) -> Result<PathBuf, DownloadError> {
+    let files = fetch_files(entry, opts)?;
+    if files.len() == 1 {
+        return Ok(files[0].path.clone());
+    }
+    let parent = files[0].path.parent().map(Path::to_path_buf);
+    if files.iter().all(|f| f.path.parent().map(Path::to_path_buf) == parent) {
+        if let Some(p) = parent {
+            return Ok(p);
+        }
+    }
+    Ok(opts.cache_dir.clone())
+}
+
+/// [`fetch`] of the builtin-registry entry called `name`.
+pub fn fetch_by_name(name: &str, opts: &FetchOptions) -> Result<PathBuf, DownloadError> {
+    fetch(Registry::builtin().get(name)?, opts)
 }
 
 /// [`parse_files`] then [`check_shape`].

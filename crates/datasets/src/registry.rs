@@ -466,7 +466,7 @@ impl Registry {
     pub fn from_path(path: &Path) -> Result<Registry, RegistryError> {
         let parse_error = |message: String| RegistryError::Parse { source_name: path.display().to_string(), message };
         // a regular file only: a registry named /dev/zero would be read without end
-        let bytes = crate::file::read_regular(path).map_err(|e| parse_error(e.to_string()))?;
+        let bytes = crate::regular::read_regular(path).map_err(|e| parse_error(e.to_string()))?;
         let text = String::from_utf8(bytes).map_err(|e| parse_error(format!("not UTF-8 text: {e}")))?;
         Registry::from_toml_str(&text, &path.display().to_string())
     }

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use structdr_datasets::download::{fetch, fetch_files, fetch_validated, verify_entry, DownloadError, FetchOptions, Fetched, Mirror, DEFAULT_MAX_BYTES};
+use structdr_datasets::download::{fetch_validated, verify_entry, DownloadError, FetchOptions, Fetched, Mirror, DEFAULT_MAX_BYTES};
+use structdr_datasets::load::{fetch, fetch_files};
 use structdr_datasets::registry::{Entry, Lock, Registry};
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 //! Data preparation: load (registry, mirror or generator), preprocess, and the energy-rule
 //! dimension of every data set of a plan.
 
-use crate::plan::rule_symbol;
-use crate::spec::Plan;
+use crate::spec::{DimRule, Plan};
+use ndarray::ArrayView2;
 use std::time::Instant;
 use structdr_datasets::Dataset;
 
@@ -42,8 +42,7 @@ pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
             structdr_datasets::load::load(name, &fetch).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
         };
         let (data, records) = structdr_datasets::preprocess::apply(&d.preprocess, raw).map_err(|e| anyhow::anyhow!("data set '{name}': preprocessing: {e}"))?;
-        let pca = structdr_linalg::Pca::fit(data.x.view()).map_err(|e| anyhow::anyhow!("data set '{name}': PCA for the energy rule: {e}"))?;
-        let energy_dim = pca.energy_dim(plan.spec.dim.threshold, plan.spec.dim.rule);
+        let dim = energy_dim(data.x.view(), &plan.spec.dim).map_err(|e| anyhow::anyhow!("data set '{name}': PCA for the energy rule: {e}"))?;
         let steps = records.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect();
         if !quiet {
             eprintln!(
@@ -52,13 +51,21 @@ pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
                 data.x.nrows(),
                 data.x.ncols(),
                 data.n_classes(),
-                rule_symbol(plan),
+                plan.rule_symbol(),
                 plan.spec.dim.threshold,
-                energy_dim,
+                dim,
                 t0.elapsed().as_secs_f64()
             );
         }
-        out.push(Prepared { label: d.label.clone().unwrap_or_else(|| name.to_string()), paper: d.paper.clone(), data, energy_dim, steps });
+        out.push(Prepared { label: d.label.clone().unwrap_or_else(|| name.to_string()), paper: d.paper.clone(), data, energy_dim: dim, steps });
     }
     Ok(out)
+}
+
+/// `d` of the energy rule on `x`: the smallest d whose top-d PCA eigenvalues reach (`ge`) or
+/// exceed (`gt`) the rule's threshold of the total. The one home of the rule: every data set's
+/// `dim = "energy"` in a spec, and `structdr embed` / `select` with `--param dim=energy` (under
+/// [`DimRule::default`], 95%).
+pub fn energy_dim(x: ArrayView2<f64>, rule: &DimRule) -> Result<usize, structdr_linalg::LinalgError> {
+    Ok(structdr_linalg::Pca::fit(x)?.energy_dim(rule.threshold, rule.rule))
 }

@@ -1,20 +1,24 @@
-//! Execution: fit the missing cells in parallel (BLAS single-threaded inside rayon; one fit per
-//! group of cells that differ only in evaluation-stage parameters), evaluate each by its output
-//! kind, and write one record per finished cell.
+//! Execution, the one place fits run: the missing grid cells of a run ([`run`]: claimed, one fit
+//! per group of cells that differ only in evaluation-stage parameters, each evaluated by its
+//! output kind, one record per finished cell) and the fit-only cells of its figures ([`fit_only`]:
+//! from the fit cache, else fitted and cached). Both run their fits in parallel with BLAS
+//! single-threaded inside, report progress, and fit through [`fit_cell`].
 
+use crate::cells::{Cell, FitCell, Selection, Shard};
 use crate::data::Prepared;
-use crate::plan::{cell_seed, fit_key, Cell, Selection, Shard};
+use crate::keys::{cell_seed, fit_key, CellKey};
+use crate::outputs::scored_coordinates;
 use crate::progress::Progress;
 use crate::spec::{Evaluation, Plan, Protocol};
-use crate::store::{code_version, CellKey, ClaimOutcome, FitStore, Record, Status, Store};
+use crate::store::{code_version, ClaimOutcome, FitStore, Record, Status, Store};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use structdr_datasets::Dataset;
-use structdr_methods::api::{FitInput, Output};
+use structdr_methods::api::FitInput;
 use structdr_methods::{Fitted, ParamValue};
 
 /// Options of a run.
@@ -77,9 +81,9 @@ pub struct FitFailure {
     pub degenerate: bool,
 }
 
-/// Fits one method on one data set (no evaluation). Used by cells and figures. The seed derives
-/// from [`fit_key`], so every cell sharing the fit sees the same one (for methods without
-/// evaluation-stage parameters it is [`cell_seed`] of the cell).
+/// Fits one method on one data set (no evaluation): the fit of grid cells and fit-only cells
+/// alike. The seed derives from [`fit_key`], so every cell sharing the fit sees the same one (for
+/// methods without evaluation-stage parameters it is [`cell_seed`] of the cell).
 pub fn fit_cell(key: &CellKey, data: &Dataset) -> Result<Fitted, String> {
     fit_cell_outcome(key, data).map_err(|f| f.message)
 }
@@ -103,22 +107,6 @@ pub fn fit_cell_outcome(key: &CellKey, data: &Dataset) -> Result<Fitted, FitFail
             Ok(f)
         }
         Err(p) => Err(failed(format!("method panicked: {}", panic_message(&p)))),
-    }
-}
-
-/// The coordinates a cell's protocols score, by the output's kind: an embedding as it is, a
-/// principal graph's projections, and for feature scores the data restricted to the cell's
-/// `n_selected` top-ranked features (0 = every feature with a positive weight).
-pub fn scored_coordinates<'a>(fitted: &'a Fitted, key: &CellKey, data: &Dataset) -> Result<std::borrow::Cow<'a, Array2<f64>>, String> {
-    match &fitted.output {
-        Output::FeatureScores(s) => {
-            let m = match key.params.get("n_selected") {
-                Some(ParamValue::Int(m)) if *m > 0 => *m as usize,
-                _ => s.weights.iter().filter(|&&w| w > 0.0).count(),
-            };
-            s.select(data.x.view(), m).map(std::borrow::Cow::Owned).map_err(|e| e.to_string())
-        }
-        _ => fitted.embedding().map(std::borrow::Cow::Borrowed).ok_or_else(|| "the output has no coordinates".to_string()),
     }
 }
 
@@ -215,7 +203,7 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
         Ok(f) => f,
         Err(e) => return base(if e.degenerate { Status::Degenerate } else { Status::Failed }, Some(e.message.clone()), BTreeMap::new(), 0.0, None, dim),
     };
-    let y = match scored_coordinates(fitted, &cell.key, &data.data) {
+    let y = match scored_coordinates(fitted, &cell.key.params, data.data.x.view()) {
         Ok(y) => y,
         Err(e) => return base(Status::Failed, Some(e), BTreeMap::new(), 0.0, Some(fitted), dim),
     };
@@ -255,7 +243,7 @@ pub fn run(
     fits: Option<&FitStore>,
     opts: &RunOptions,
 ) -> anyhow::Result<(Vec<(Cell, Option<Record>)>, RunSummary)> {
-    let all = crate::plan::cells(plan, data);
+    let all = crate::cells::cells(plan, data);
     // With --force, the records present at the scan are to be replaced: a stored record counts as
     // finished by another run only when it is not the one seen here (its write time and fit time
     // differ), so concurrent forced runs still share the work.
@@ -303,9 +291,7 @@ pub fn run(
     // The OpenBLAS kernel set is part of the provenance: timings and the last bits of a result
     // depend on it (an inherited OPENBLAS_CORETYPE=Haswell runs AVX2 kernels on an AVX-512 CPU).
     let threads = format!("rayon={} blas=1 openblas={}", rayon::current_num_threads(), structdr_linalg::blas::core_name());
-    // BLAS single-threaded inside parallel cells (STACK.md P4); restored afterwards.
-    let previous = structdr_linalg::blas::num_threads();
-    structdr_linalg::blas::set_num_threads(1);
+    let blas = OneBlasThread::set();
     let data_arc: Vec<Arc<&Prepared>> = data.iter().map(Arc::new).collect();
     // One fit per group of cells that differ only in evaluation-stage parameters (FSL's
     // n_selected): the fit runs once and every cell of the group evaluates it.
@@ -363,23 +349,8 @@ pub fn run(
                 return out;
             }
             let first = &results[mine[0]].0;
-            let t0 = Instant::now();
-            // long fits say how they are going (iteration, objective, elapsed; at most every 2 s
-            // after the first 3 s)
             let what = format!("{} / {} {}", data[first.dataset].label, plan.methods[first.method].label, first.key.params_string());
-            let (p, started) = (progress.clone(), Instant::now());
-            let mut last = 0.0f64;
-            let fitted = structdr_numerics::progress::observe(
-                move |iteration, objective| {
-                    let t = started.elapsed().as_secs_f64();
-                    if t >= 3.0 && t - last >= 2.0 {
-                        last = t;
-                        p.fit_update(&what, iteration, objective, t);
-                    }
-                },
-                || fit_cell_outcome(&first.key, &data_arc[first.dataset].data),
-            );
-            let fit_seconds = t0.elapsed().as_secs_f64();
+            let (fitted, fit_seconds) = fit_observed(&first.key, &data_arc[first.dataset].data, &progress, what);
             // Figures of this spec will draw these fits: keep them in the fit cache.
             if let (Some(fits), Ok(f)) = (fits, &fitted) {
                 fits.put(&first.key, f, fit_seconds);
@@ -407,7 +378,7 @@ pub fn run(
             out
         })
         .collect();
-    structdr_linalg::blas::set_num_threads(previous);
+    drop(blas);
     progress.finish();
     let mut busy_by: Vec<String> = Vec::new();
     for (i, outcome) in new {
@@ -438,4 +409,94 @@ pub fn run(
         anyhow::bail!("{} of {} computed records could not be written:\n  {}", write_errors.len(), summary.computed, write_errors.join("\n  "));
     }
     Ok((results, summary))
+}
+
+/// BLAS single-threaded while it lives, the previous thread count restored when it drops: the
+/// thread layout of every parallel fit the runner makes (STACK.md P4), grid cells and fit-only
+/// cells alike, so a figure's fit reproduces its grid cell's fit bit for bit.
+struct OneBlasThread {
+    previous: usize,
+}
+
+impl OneBlasThread {
+    fn set() -> OneBlasThread {
+        let previous = structdr_linalg::blas::num_threads();
+        structdr_linalg::blas::set_num_threads(1);
+        OneBlasThread { previous }
+    }
+}
+
+impl Drop for OneBlasThread {
+    fn drop(&mut self) {
+        structdr_linalg::blas::set_num_threads(self.previous);
+    }
+}
+
+/// [`fit_cell_outcome`] timed, a long fit saying how it is going (iteration, objective, elapsed;
+/// at most every 2 s after the first 3 s) as `what` on `progress`.
+fn fit_observed(key: &CellKey, data: &Dataset, progress: &Arc<Progress>, what: String) -> (Result<Fitted, FitFailure>, f64) {
+    let t0 = Instant::now();
+    let (p, started) = (progress.clone(), Instant::now());
+    let mut last = 0.0f64;
+    let fitted = structdr_numerics::progress::observe(
+        move |iteration, objective| {
+            let t = started.elapsed().as_secs_f64();
+            if t >= 3.0 && t - last >= 2.0 {
+                last = t;
+                p.fit_update(&what, iteration, objective, t);
+            }
+        },
+        || fit_cell_outcome(key, data),
+    );
+    (fitted, t0.elapsed().as_secs_f64())
+}
+
+/// The fits of fit-only cells, by cell hash ([`FitCell::hash`]): the fit and the seconds it took,
+/// or why it failed.
+pub type Fits = HashMap<String, Result<(Fitted, f64), String>>;
+
+/// Runs fit-only cells (a figure's panels, the best cells' embeddings): every distinct fit once
+/// (cells that differ only in evaluation-stage parameters share it, as grid cells do), from the
+/// fit cache when it holds the fit, else fitted as a grid cell's fit is and stored in the cache.
+pub fn fit_only(data: &[Prepared], cells: &[FitCell], fits: &FitStore, quiet: bool) -> Fits {
+    if cells.is_empty() {
+        return Fits::new();
+    }
+    let t0 = Instant::now();
+    let mut by_fit: HashMap<String, Result<(Fitted, f64), String>> = HashMap::new();
+    let mut todo: Vec<(String, &FitCell)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for c in cells {
+        let fit_hash = fit_key(&c.key).hash();
+        if !seen.insert(fit_hash.clone()) {
+            continue;
+        }
+        match fits.get(&c.key) {
+            Some(hit) => {
+                by_fit.insert(fit_hash, Ok(hit));
+            }
+            None => todo.push((fit_hash, c)),
+        }
+    }
+    let cached = by_fit.len();
+    let progress = Arc::new(Progress::start(todo.len(), quiet));
+    let blas = OneBlasThread::set();
+    let fitted: Vec<_> = todo
+        .par_iter()
+        .map(|(fit_hash, c)| {
+            let (fitted, seconds) = fit_observed(&c.key, &data[c.dataset].data, &progress, c.what.clone());
+            if let Ok(f) = &fitted {
+                fits.put(&c.key, f, seconds);
+            }
+            progress.fit_done(&c.what, seconds, fitted.as_ref().err().map(|e| e.message.as_str()));
+            (fit_hash.clone(), fitted.map(|f| (f, seconds)).map_err(|e| e.message))
+        })
+        .collect();
+    drop(blas);
+    progress.finish();
+    by_fit.extend(fitted);
+    if !quiet {
+        eprintln!("  figure fits: {} distinct ({cached} from the fit cache) in {:.1} s", cached + todo.len(), t0.elapsed().as_secs_f64());
+    }
+    cells.iter().map(|c| (c.hash.clone(), by_fit[&fit_key(&c.key).hash()].clone())).collect()
 }

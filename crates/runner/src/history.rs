@@ -283,7 +283,7 @@ pub fn write_page(dir: &Path, suite: Option<&Suite>) -> Result<PathBuf> {
         body += "</section>\n";
     }
     let page = dir.join("index.html");
-    crate::atomic_write(&page, page_html("structdr nightly history", &body).as_bytes())?;
+    crate::files::atomic_write(&page, page_html("structdr nightly history", &body).as_bytes())?;
     Ok(page)
 }
 

@@ -278,7 +278,7 @@ pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) 
         },
     );
     let page = out.join("index.html");
-    crate::atomic_write(&page, page_html("structdr report", &body).as_bytes())?;
+    crate::files::atomic_write(&page, page_html("structdr report", &body).as_bytes())?;
     Ok(page)
 }
 

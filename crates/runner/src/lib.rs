@@ -1,19 +1,77 @@
 //! # structdr runner
 //!
-//! The only place that knows about specs, caches, threads and output paths:
-//! [`spec`] (parse + validate), [`exec`] (prepare data, expand cells, run the missing ones in
-//! parallel), [`store`] (content-addressed records), [`report`] (selection and tables) and
-//! [`figure`] (PNG/SVG plots). The `structdr` binary is a thin CLI over [`run_spec`] and the crates.
+//! The only place that knows about specs, caches, threads and output paths. The `structdr` binary
+//! (`main.rs`) sets up the process and hands over to [`commands`]; tests and tools call
+//! [`run_spec`] and the rooms below directly.
+//!
+//! ## Rooms, each with one job
+//!
+//! Listed from the bottom up: a room imports only rooms listed before it (and the crate's lower
+//! crates); `tests/layers.rs` fails on any import circle.
+//!
+//! | room | its job |
+//! |---|---|
+//! | [`files`] | atomic writes, file-name-safe labels |
+//! | [`spec`] | the spec TOML into a validated [`spec::Plan`]: `schema` (types), `validate` (every check), `grid` (grid expansion), `figures` (figure panels), `external` (external methods' keys), `plan` |
+//! | [`data`] | data sets loaded and preprocessed ([`data::Prepared`]); the energy-rule dimension ([`data::energy_dim`]) |
+//! | [`keys`] | cell keys and their hash, fit keys, seeds, the record schema version |
+//! | [`cells`] | the grid cells of a plan, the figures' fit-only cells, which cells this invocation computes (filters, shards) |
+//! | [`store`] | records (claims, adoption of unversioned records, prune) and the fit cache: reads and writes, never fits |
+//! | [`stopping`] | why a recorded fit stopped: the record's typed reason, or what an older record allows to infer |
+//! | [`progress`] | the progress bar or log lines of a run |
+//! | [`outputs`] | what a fit's output is scored and drawn as (the `n_selected` rule), a graph as an edge-list CSV |
+//! | [`external`] | running an external method's command for one fit |
+//! | [`exec`] | the one place fits run: grid cells ([`exec::run`]) and fit-only cells ([`exec::fit_only`]), in parallel with BLAS single-threaded, through the fit cache |
+//! | [`report`] | the best cell per (method, data set); tables (Markdown, CSV, LaTeX) |
+//! | [`figures`] | figures drawn from fits (`render`: plotters, `text`: glyphs) and `figures.md` |
+//! | [`pipeline`] | one spec end to end ([`run_spec`]) |
+//! | [`fuzz`], [`nightly`], [`html`], [`slurm`], [`history`] | fuzz target bodies; the nightly suite; the HTML report; Slurm job arrays; the nightly history |
+//! | [`commands`] | the command line: one file per group of commands |
+//!
+//! ## One cell, from spec to table
+//!
+//! 1. [`spec::load`] reads and validates the TOML into a [`spec::Plan`]: every method's grid
+//!    expanded into resolved parameter sets (`dim = "energy"` kept symbolic).
+//! 2. [`data::prepare`] loads and preprocesses every data set and resolves its energy dimension.
+//! 3. [`cells::cells`] makes every (data set, method, grid point, seed) a [`cells::Cell`] with its
+//!    [`keys::CellKey`] (`dim` resolved, method version, protocols, seed); the key's hash names
+//!    the record.
+//! 4. [`exec::run`] reuses the records in the [`store::Store`], picks the missing cells this
+//!    invocation computes ([`cells::Selection`]), claims them, fits every group sharing a
+//!    [`keys::fit_key`] once ([`exec::fit_cell`], seed [`keys::cell_seed`]), scores each cell on
+//!    its output ([`outputs::scored_coordinates`], [`exec::evaluate`]) and writes one
+//!    [`store::Record`] per cell.
+//! 5. [`report::select`] picks the best cell per (method, data set); [`report::write_tables`]
+//!    writes the tables beside the papers' values.
+//! 6. A figure's fits are fit-only cells ([`cells::panel_cells`], [`figures::best_cells`]), run by
+//!    [`exec::fit_only`] through the fit cache under the key of the grid cell each would be, then
+//!    drawn by [`figures`].
+//!
+//! ## Where things go
+//!
+//! | to add | put it in |
+//! |---|---|
+//! | a method | `crates/methods` (its family folder, `registry.rs`); nothing here |
+//! | a metric or protocol | `crates/eval`; a `Protocol` variant in `spec/schema.rs`, its case in [`exec::evaluate`]; bump [`keys::SCHEMA`] if a metric's meaning changes |
+//! | a data format | `crates/datasets` (`parse/`, `file.rs`); its fuzz body in [`fuzz`] |
+//! | a report format | [`report`] (tables) or [`html`] (the HTML report) |
+//! | a figure kind | `FigureKind` in `spec/schema.rs`, its checks in `spec/figures.rs`, what it draws in [`figures`] (a new plot type in `figures/render.rs`) |
+//! | a command | [`commands`] (its arguments and body in one file) |
 
+pub mod cells;
+pub mod commands;
 pub mod data;
 pub mod exec;
 pub mod external;
 pub mod figures;
+pub mod files;
 pub mod fuzz;
 pub mod history;
 pub mod html;
+pub mod keys;
 pub mod nightly;
-pub mod plan;
+pub mod outputs;
+pub mod pipeline;
 pub mod progress;
 pub mod report;
 pub mod slurm;
@@ -21,88 +79,5 @@ pub mod spec;
 pub mod stopping;
 pub mod store;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-
-/// Writes a file atomically (temp file in the same directory, fsync, rename).
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{}.{}.tmp", path.file_name().and_then(|s| s.to_str()).unwrap_or("out"), std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
-/// What a run produced.
-pub struct RunOutput {
-    /// Cell counts of the run (cached, computed, failed, skipped).
-    pub summary: exec::RunSummary,
-    /// Tables (absent for figure-only specs).
-    pub tables: Option<report::TableFiles>,
-    /// Paths of the figure files written (PNG and SVG of each figure).
-    pub figures: Vec<PathBuf>,
-    /// The selected best cell of every (method, data set) pair.
-    pub best: Vec<report::Best>,
-    /// Every cell of the plan with its record (cached or computed now; `None`: not computed).
-    pub results: Vec<(plan::Cell, Option<store::Record>)>,
-    /// The data sets after preprocessing, in spec order.
-    pub prepared: Vec<data::Prepared>,
-}
-
-/// A data set without labels can only be scored by label-free protocols (`neighbourhood`): when
-/// none of the spec's rows has one, nothing could be scored on it, which is an error rather than a
-/// table of dashes.
-fn check_labels(plan: &spec::Plan, prepared: &[data::Prepared]) -> anyhow::Result<()> {
-    let label_free = plan.methods.iter().any(|m| m.protocols.iter().any(|p| !p.needs_labels()));
-    let scored = plan.spec.evaluation.as_ref().is_some_and(|e| !e.protocols.is_empty()) || plan.methods.iter().any(|m| !m.protocols.is_empty());
-    let unlabelled: Vec<&str> = prepared.iter().filter(|p| p.data.labels.is_none()).map(|p| p.label.as_str()).collect();
-    if scored && !label_free && !plan.methods.is_empty() && !unlabelled.is_empty() {
-        anyhow::bail!(
-            "data set{} {} ha{} no labels, and every protocol of the spec needs them; give the labels ([[dataset]] labels = \"y.csv\" or label_column = N) or score without them: [evaluation] protocols = [\"neighbourhood\"] (trustworthiness, continuity, k-NN preservation)",
-            if unlabelled.len() == 1 { "" } else { "s" },
-            unlabelled.join(", "),
-            if unlabelled.len() == 1 { "s" } else { "ve" }
-        );
-    }
-    Ok(())
-}
-
-/// Runs a validated plan end to end: data, cells (cached ones reused), tables and figures.
-pub fn run_spec(plan: &spec::Plan, opts: &exec::RunOptions) -> anyhow::Result<RunOutput> {
-    spec::check_environment(plan).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let out_dir = plan.output_dir(&opts.results_root);
-    let store = store::Store::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the record store in {}: {e}", out_dir.display()))?;
-    if !opts.quiet {
-        eprintln!("spec {} ({}): {} data sets x {} methods", plan.spec.id, plan.path.display(), plan.spec.datasets.len(), plan.methods.len());
-    }
-    let prepared = data::prepare(plan, opts.quiet)?;
-    check_labels(plan, &prepared)?;
-    // The fit cache: figures draw from it; when the spec draws the best cells' embeddings, the
-    // cells keep their fits there as they run.
-    let fits = store::FitStore::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the fit cache in {}: {e}", out_dir.display()))?;
-    let (results, summary) = exec::run(plan, &prepared, &store, plan.spec.figures.best_embeddings.then_some(&fits), opts)?;
-    let metric = plan.select_metric();
-    let best = report::select(plan, prepared.len(), &results);
-    let tables =
-        if plan.methods.is_empty() { None } else { Some(report::write_tables(plan, &prepared, &best, &summary, &plan.table_stem(&opts.results_root))?) };
-    let mut figures = Vec::new();
-    if plan.spec.figures.best_embeddings {
-        figures.extend(figures::draw_best_embeddings(plan, &prepared, &best, &metric, &out_dir, &fits)?);
-    }
-    figures.extend(figures::draw_figure_defs(plan, &prepared, &out_dir, &fits, opts.quiet)?);
-    Ok(RunOutput { summary, tables, figures, best, prepared, results })
-}
-
-/// The current version of a registered method.
-pub(crate) fn method_version(name: &str) -> anyhow::Result<u32> {
-    Ok(structdr_methods::lookup(name).map_err(|e| anyhow::anyhow!("{e}"))?.version)
-}
-
-/// File-name-safe version of a label.
-pub fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
-}
+pub use files::{atomic_write, sanitize};
+pub use pipeline::{run_spec, RunOutput};

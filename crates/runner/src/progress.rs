@@ -70,6 +70,18 @@ impl Progress {
         }
     }
 
+    /// Reports a finished fit-only cell (a figure's fit; `failed`: why it failed).
+    pub fn fit_done(&self, what: &str, seconds: f64, failed: Option<&str>) {
+        self.bar.set_message(what.to_string());
+        self.bar.inc(1);
+        if self.log_lines {
+            let outcome = failed.map_or_else(|| "fitted".to_string(), |e| format!("failed: {e}"));
+            let mut done = self.finished.lock().unwrap_or_else(|p| p.into_inner());
+            *done += 1;
+            eprintln!("[{}/{}] {what}: {outcome} (fit {seconds:.1} s, elapsed {:.0} s)", *done, self.total, self.started.elapsed().as_secs_f64());
+        }
+    }
+
     /// Reports a long fit's progress: its latest iteration and objective, and how long it runs.
     pub fn fit_update(&self, what: &str, iteration: usize, objective: f64, seconds: f64) {
         let line = format!("  ... {what}: iteration {iteration}, objective {objective:.6e}, {seconds:.0} s");

@@ -1,9 +1,9 @@
 //! Selection of the best cell per (method, data set) and the tables: Markdown, CSV and LaTeX,
 //! ours beside the papers' values with the difference.
 
+use crate::cells::Cell;
 use crate::data::Prepared;
 use crate::exec::RunSummary;
-use crate::plan::Cell;
 use crate::spec::Plan;
 use crate::store::{Record, Status};
 use std::collections::BTreeMap;

@@ -104,8 +104,8 @@ pub fn write_scripts(spec: &Path, opts: &SlurmOptions) -> Result<Scripts> {
         logs = logs.display(),
     );
     let scripts = Scripts { array: dir.join("array.sbatch"), tables: dir.join("tables.sbatch"), logs };
-    crate::atomic_write(&scripts.array, array.as_bytes())?;
-    crate::atomic_write(&scripts.tables, tables.as_bytes())?;
+    crate::files::atomic_write(&scripts.array, array.as_bytes())?;
+    crate::files::atomic_write(&scripts.tables, tables.as_bytes())?;
     Ok(scripts)
 }
 

@@ -2,125 +2,16 @@
 //! hash of the normalised cell, so a re-run recomputes only missing cells and a killed run loses
 //! no finished cell.
 //!
-//! The key is `sha256(canonical JSON of CellKey)`. `CellKey` holds everything that determines the
-//! result — data set identity and preprocessing (the data checksum), method and the **version of
-//! its numerics**, fully resolved parameters (defaults filled, sorted by name), the energy rule,
-//! protocols and seed — and nothing that does not (the order of entries in the spec, output paths,
-//! labels, the commit). A method whose numerics change bumps its version
-//! (`structdr_methods::MethodInfo::version`), so its cells get new keys and are recomputed while
-//! every other method's records are reused; old records stay until `structdr prune` removes them.
-//!
-//! The cell's random seed derives from the key *without* the version ([`CellKey::seed_hash`]), so a
-//! version bump changes the numerics under test and nothing else.
-//!
-//! Records written before keys carried versions (no `method_version` field) were made by version 1
-//! of every method ([`UNVERSIONED_IS`]); `run` adopts them under their versioned key the first time
-//! it meets them and removes the old file ([`Store::adopt_unversioned`]).
+//! The key and everything derived from it are [`crate::keys`]. Records written before keys carried
+//! versions are adopted under their versioned key the first time `run` meets them, and the old file
+//! removed ([`Store::adopt_unversioned`]).
 
+use crate::keys::{fit_key, CellKey, UNVERSIONED_IS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use structdr_methods::api::{FeatureScores, Fitted, Output, OutputKind, PrincipalGraph, Trace};
-use structdr_methods::ParamMap;
-
-/// What identifies a grid cell's result.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CellKey {
-    /// Data set name (registry or generator).
-    pub dataset: String,
-    /// Content checksum of the data after preprocessing.
-    pub data_checksum: String,
-    /// Registry name of the method.
-    pub method: String,
-    /// Resolved parameters; `dim` is the concrete value used.
-    pub params: ParamMap,
-    /// Energy rule when `dim` came from it, e.g. "energy>=0.95".
-    pub dim_source: String,
-    /// Evaluation protocols in spec order, lowercase (`loocv`, `kmeans`); empty without `[evaluation]`.
-    pub protocols: Vec<String>,
-    /// Number of k-means restarts of the evaluation (0 without `[evaluation]`).
-    pub kmeans_restarts: usize,
-    /// Neighbourhood size of the `neighbourhood` protocol, only when the cell runs it (absent from
-    /// the JSON otherwise, so the keys and hashes of all other cells are unchanged).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub neighbourhood_k: Option<usize>,
-    /// Which of a spec's `repeats` this cell is (1, 2, ... for a randomised method's extra seeds;
-    /// absent for the first, so `repeats = 1` keys are the keys cells had before repeats).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<u32>,
-    /// An external method's command, the checksum of its files and its options (absent for
-    /// registered methods).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub external: Option<crate::external::ExternalKey>,
-    /// The spec's base seed.
-    pub seed: u64,
-    /// Bumped when the record format or the meaning of a metric changes.
-    pub schema: u32,
-    /// Version of the method's numerics (`MethodInfo::version`) the record was made by; 0 in
-    /// records written before keys carried versions.
-    #[serde(default)]
-    pub method_version: u32,
-}
-
-/// The version that records written before keys carried versions were made by: every method's
-/// numerics at the commit that introduced versions were version 1.
-pub const UNVERSIONED_IS: u32 = 1;
-
-/// The key as it was hashed before versions: the same fields in the same order, no version.
-#[derive(Serialize)]
-struct UnversionedKey<'a> {
-    dataset: &'a str,
-    data_checksum: &'a str,
-    method: &'a str,
-    params: &'a ParamMap,
-    dim_source: &'a str,
-    protocols: &'a [String],
-    kmeans_restarts: usize,
-    seed: u64,
-    schema: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    repeat: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    external: Option<&'a crate::external::ExternalKey>,
-}
-
-/// Current record schema version.
-pub const SCHEMA: u32 = 1;
-
-impl CellKey {
-    /// The resolved parameters as `key=value` pairs in key order, e.g. `C=inf lambda=0.1`.
-    pub fn params_string(&self) -> String {
-        self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-    }
-
-    /// Hex SHA-256 of the canonical JSON form (BTreeMaps keep keys sorted).
-    pub fn hash(&self) -> String {
-        let canonical = serde_json::to_string(self).expect("CellKey serialises");
-        structdr_datasets::sha256_hex(canonical.as_bytes())
-    }
-
-    /// Hex SHA-256 of the key without the method version: the file name records had before keys
-    /// carried versions, and the identity the cell's seed derives from (so a version bump changes
-    /// no seed).
-    pub fn seed_hash(&self) -> String {
-        let k = UnversionedKey {
-            dataset: &self.dataset,
-            data_checksum: &self.data_checksum,
-            method: &self.method,
-            params: &self.params,
-            dim_source: &self.dim_source,
-            protocols: &self.protocols,
-            kmeans_restarts: self.kmeans_restarts,
-            seed: self.seed,
-            schema: self.schema,
-            repeat: self.repeat,
-            external: self.external.as_ref(),
-        };
-        let canonical = serde_json::to_string(&k).expect("CellKey serialises");
-        structdr_datasets::sha256_hex(canonical.as_bytes())
-    }
-}
 
 /// Outcome of a cell.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -442,7 +333,8 @@ impl Record {
 }
 
 /// The fit cache: what a fit returned (output, graph, components, trace, notes and its time),
-/// one JSON file per fit key, so figures draw cached fits instead of refitting. Floats are written
+/// one JSON file per fit key ([`fit_key`]), so figures draw cached fits instead of refitting. It only
+/// reads and writes: the fits themselves are made by [`crate::exec`]. Floats are written
 /// in shortest round-trip form, so a cached fit is bit-identical to the fresh one.
 pub struct FitStore {
     dir: PathBuf,
@@ -577,7 +469,7 @@ impl FitStore {
     }
 
     fn path(&self, key: &CellKey) -> PathBuf {
-        self.dir.join(format!("{}.json", crate::plan::fit_key(key).hash()))
+        self.dir.join(format!("{}.json", fit_key(key).hash()))
     }
 
     /// Whether the fit of `key` is cached.
@@ -589,34 +481,15 @@ impl FitStore {
     pub fn get(&self, key: &CellKey) -> Option<(Fitted, f64)> {
         let text = std::fs::read_to_string(self.path(key)).ok()?;
         let (stored_key, fitted, seconds) = parse_fit(&text)?;
-        (stored_key == crate::plan::fit_key(key)).then_some((fitted, seconds))
-    }
-
-    /// The fit of `key` on `data` and its time: from the cache, else fitted (the same
-    /// [`crate::exec::fit_cell`] as the grid cells) and stored. A fit that cannot be stored (e.g.
-    /// non-finite history values, an unwritable directory) is still returned.
-    pub fn get_or_fit_timed(&self, key: &CellKey, data: &structdr_datasets::Dataset) -> Result<(Fitted, f64), String> {
-        if let Some(hit) = self.get(key) {
-            return Ok(hit);
-        }
-        let t0 = std::time::Instant::now();
-        let f = crate::exec::fit_cell(key, data)?;
-        let seconds = t0.elapsed().as_secs_f64();
-        self.put(key, &f, seconds);
-        Ok((f, seconds))
+        (stored_key == fit_key(key)).then_some((fitted, seconds))
     }
 
     /// Stores the fit of `key` (made in `seconds`). Best effort: the cache only saves refits, so a
     /// fit that cannot be stored (non-finite history values, an unwritable directory) is skipped.
     pub fn put(&self, key: &CellKey, fitted: &Fitted, seconds: f64) {
-        if let Ok(text) = serde_json::to_string(&StoredFit::new(&crate::plan::fit_key(key), fitted, seconds)) {
-            let _ = crate::atomic_write(&self.path(key), text.as_bytes());
+        if let Ok(text) = serde_json::to_string(&StoredFit::new(&fit_key(key), fitted, seconds)) {
+            let _ = crate::files::atomic_write(&self.path(key), text.as_bytes());
         }
-    }
-
-    /// [`FitStore::get_or_fit_timed`] without the time.
-    pub fn get_or_fit(&self, key: &CellKey, data: &structdr_datasets::Dataset) -> Result<Fitted, String> {
-        self.get_or_fit_timed(key, data).map(|(f, _)| f)
     }
 }
 
@@ -660,7 +533,8 @@ pub fn machine() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use structdr_methods::ParamValue;
+    use crate::keys::SCHEMA;
+    use structdr_methods::{ParamMap, ParamValue};
 
     fn key() -> CellKey {
         let mut params = ParamMap::new();
@@ -728,37 +602,6 @@ mod tests {
         assert_eq!(store.len(), 2);
         assert!(store.get(&record(2).hash).is_some());
         assert_eq!(store.get(&record(1).hash).unwrap().metrics["loocv_1nn_accuracy"], 0.5);
-    }
-
-    #[test]
-    fn hash_ignores_insertion_order_and_sees_every_field() {
-        let a = key();
-        let mut params = ParamMap::new();
-        params.insert("dim".into(), ParamValue::Int(2));
-        params.insert("k".into(), ParamValue::Int(10));
-        let b = CellKey { params, ..key() };
-        assert_eq!(a.hash(), b.hash());
-        let c = CellKey { seed: 2, ..key() };
-        assert_ne!(a.hash(), c.hash());
-        let mut d = key();
-        d.params.insert("k".into(), ParamValue::Int(11));
-        assert_ne!(a.hash(), d.hash());
-    }
-
-    /// The version is part of the hash but not of the seed identity; the seed identity is the hash
-    /// keys had before versions (so committed records keep their seeds).
-    #[test]
-    fn version_changes_the_hash_but_not_the_seed_identity() {
-        let a = key();
-        let b = CellKey { method_version: 2, ..key() };
-        assert_ne!(a.hash(), b.hash());
-        assert_eq!(a.seed_hash(), b.seed_hash());
-        // The unversioned form serialises exactly as keys did before the field existed.
-        let mut v = serde_json::to_value(&a).unwrap();
-        v.as_object_mut().unwrap().remove("method_version");
-        let old: CellKey = serde_json::from_value(v).unwrap();
-        assert_eq!(old.method_version, 0);
-        assert_eq!(structdr_datasets::sha256_hex(serde_json::to_string(&old).unwrap().replace(",\"method_version\":0", "").as_bytes()), a.seed_hash());
     }
 
     /// An unversioned record is adopted as version 1 (moved to its versioned hash) and not for

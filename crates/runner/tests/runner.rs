@@ -1,3 +1,4 @@
+//! Over 800 lines on purpose: one test binary (each file under tests/ links the whole runner again) sharing one spec and its helpers.
 //! End-to-end tests of the runner on synthetic data: spec validation, caching and resumption,
 //! determinism across thread counts, tables.
 
@@ -111,7 +112,7 @@ fn shards_cover_every_cell_once() {
     let plan = plan_in(dir.path(), SPEC);
     let mut computed = 0;
     for i in 0..3 {
-        let shard = Some(structdr::plan::Shard { index: i, count: 3 });
+        let shard = Some(structdr::cells::Shard { index: i, count: 3 });
         let out = structdr::run_spec(&plan, &RunOptions { shard, ..opts(dir.path().into()) }).unwrap();
         assert_eq!(out.summary.computed + out.summary.cached + out.summary.skipped, 8);
         computed += out.summary.computed;
@@ -360,7 +361,7 @@ method = "pca"
     structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
     assert_eq!(std::fs::read_to_string(out_dir.join("figures.md")).unwrap(), md);
     let store = structdr::store::FitStore::open_in(&out_dir).unwrap();
-    let key = structdr::plan::cell_key(&plan, &out.prepared[0], "pca", 1, &plan.spec_protocols(), &plan.figures[2][0].params);
+    let key = structdr::keys::cell_key(&plan, &out.prepared[0], "pca", 1, &plan.spec_protocols(), &plan.figures[2][0].params);
     let (cached, _) = store.get(&key).unwrap();
     let fresh = structdr::exec::fit_cell(&key, &out.prepared[0].data).unwrap();
     assert_eq!(cached.embedding().unwrap(), fresh.embedding().unwrap());
@@ -837,7 +838,7 @@ grid = { dim = 1 }
     let first = rproj.iter().filter(|(c, _)| c.repeat == 0).count();
     assert_eq!(first, 2);
     assert!(rproj.iter().all(|(c, _)| c.key.repeat == (c.repeat > 0).then_some(c.repeat as u32)));
-    let seeds: std::collections::BTreeSet<u64> = rproj.iter().filter(|(c, _)| c.grid_index == 1).map(|(c, _)| structdr::plan::cell_seed(&c.key)).collect();
+    let seeds: std::collections::BTreeSet<u64> = rproj.iter().filter(|(c, _)| c.grid_index == 1).map(|(c, _)| structdr::keys::cell_seed(&c.key)).collect();
     assert_eq!(seeds.len(), 5, "every repeat has its own seed");
     // the selected value is the mean over the 5 seeds of the best grid cell, with its sd
     let b = out.best.iter().find(|b| b.method == 0).unwrap();
@@ -1085,7 +1086,7 @@ grid = { n_selected = [1, 2, 3], b = [0.5, 1.0], max_iter = 20 }
     let plan = plan_in(dir.path(), text);
     let mut per_shard = Vec::new();
     for i in 0..4 {
-        let shard = Some(structdr::plan::Shard { index: i, count: 4 });
+        let shard = Some(structdr::cells::Shard { index: i, count: 4 });
         let out = structdr::run_spec(&plan, &RunOptions { shard, ..opts(dir.path().into()) }).unwrap();
         per_shard.push(out.summary.computed);
     }

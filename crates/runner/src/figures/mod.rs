@@ -1,27 +1,39 @@
-//! Figures: planning (which fits each panel shows, what each panel says in `figures.md`) and
-//! rendering ([`render`], plotters). Every fit a figure shows comes through the fit cache
-//! ([`FitStore`]) under the same content key as the grid cell it would be, so a figure never refits
-//! outside the cache and a re-run draws from cached fits.
+//! Figures: which fits the best-embedding figures show ([`best_cells`]; a `[[figure]]`'s panels are
+//! [`crate::cells::panel_cells`]), what each panel draws and says in `figures.md`, and rendering
+//! ([`render`], plotters). Figures fit nothing themselves: their fits are fit-only cells, run by
+//! [`crate::exec::fit_only`] under the same content key as the grid cell each would be (through the
+//! fit cache, so a re-run draws from cached fits), and handed in as [`Fits`].
 
 pub mod render;
 pub mod text;
 
+use crate::cells::FitCell;
 use crate::data::Prepared;
-use crate::exec;
+use crate::exec::Fits;
+use crate::files::{atomic_write, sanitize};
+use crate::outputs::scored_coordinates;
 use crate::report::Best;
 use crate::spec;
-use crate::store::{self, FitStore};
 use std::path::{Path, PathBuf};
 
+/// The fit-only cells of the best-embedding figures (`figures.best_embeddings`): the selected cell
+/// of every (method, data set) that has one.
+pub fn best_cells(plan: &spec::Plan, prepared: &[Prepared], best: &[Best]) -> Vec<FitCell> {
+    let what =
+        |b: &Best, key: &crate::keys::CellKey| format!("{} / {} {} (best)", prepared[b.dataset].label, plan.methods[b.method].label, key.params_string());
+    best.iter().filter_map(|b| b.record.as_ref().map(|r| FitCell::new(b.dataset, r.key.clone(), what(b, &r.key)))).collect()
+}
+
 /// One figure per data set with the first two coordinates of every method's best cell
-/// (`figures.best_embeddings`); the fits come from the fit cache (computed into it when absent).
+/// (`figures.best_embeddings`), drawn from the fits of [`best_cells`] (a cell whose fit failed is
+/// left out).
 pub fn draw_best_embeddings(
     plan: &spec::Plan,
     prepared: &[Prepared],
     best: &[Best],
     metric: &str,
     out_dir: &Path,
-    fits: &FitStore,
+    fits: &Fits,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let mut figures = Vec::new();
     for (di, p) in prepared.iter().enumerate() {
@@ -29,9 +41,8 @@ pub fn draw_best_embeddings(
         for b in best.iter().filter(|b| b.dataset == di) {
             let Some(r) = &b.record else { continue };
             // Deterministic: refitting the selected cell reproduces its embedding bit for bit.
-            // BLAS single-threaded, as in the cell, so a refit reproduces the cell's fit bit for bit.
-            let Ok(f) = structdr_linalg::blas::with_threads(1, || fits.get_or_fit(&r.key, &p.data)) else { continue };
-            let Ok(y) = exec::scored_coordinates(&f, &r.key, &p.data) else { continue };
+            let Some(Ok((f, _))) = fits.get(&r.key.hash()) else { continue };
+            let Ok(y) = scored_coordinates(f, &r.key.params, p.data.x.view()) else { continue };
             let points: Vec<(f64, f64)> = (0..y.nrows()).map(|i| (y[[i, 0]], if y.ncols() > 1 { y[[i, 1]] } else { 0.0 })).collect();
             let score = b.score().map(|v| format!(": {v:.4}")).unwrap_or_default();
             // Only the parameters the grid varies, so titles stay short.
@@ -53,7 +64,7 @@ pub fn draw_best_embeddings(
         if panels.is_empty() {
             continue;
         }
-        let stem = out_dir.join(format!("embedding_{}", crate::sanitize(&p.label)));
+        let stem = out_dir.join(format!("embedding_{}", sanitize(&p.label)));
         let title = format!(
             "{}: best cell of each method by {metric}, first two coordinates, coloured by {}",
             p.label,
@@ -248,48 +259,36 @@ fn figure_section(name: &str, title: &str, rows: &[PanelRow], extra: &[String]) 
 
 /// Draws the spec's stand-alone `[[figure]]`s and writes `<output>/figures.md`, a table of every
 /// panel (parameters, graph size, non-zeros, components, iterations, fit time, what it shows).
-pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path, fits: &FitStore, quiet: bool) -> anyhow::Result<Vec<PathBuf>> {
+/// `panel_cells[f][p]` is the fit-only cell of panel `p` of figure `f` ([`crate::cells::panel_cells`]),
+/// its fit in `fits`.
+pub fn draw_figure_defs(
+    plan: &spec::Plan,
+    prepared: &[Prepared],
+    panel_cells: &[Vec<FitCell>],
+    fits: &Fits,
+    out_dir: &Path,
+    quiet: bool,
+) -> anyhow::Result<Vec<PathBuf>> {
     use spec::{FigureKind, VertexOrder};
-    use std::collections::HashMap;
     if plan.figures.is_empty() {
         return Ok(Vec::new());
     }
-    // One fit per distinct (data set, method, parameters) over all figures, so an embedding and
-    // an adjacency figure of the same panel share it; fits run in parallel with single-threaded BLAS.
-    let t0 = std::time::Instant::now();
-    let mut todo: Vec<(String, usize, store::CellKey)> = Vec::new();
-    for p in plan.figures.iter().flatten() {
-        let key = crate::plan::cell_key(plan, &prepared[p.dataset], &p.method, crate::method_version(&p.method)?, &plan.spec_protocols(), &p.params);
-        let hash = key.hash();
-        if !todo.iter().any(|t| t.0 == hash) {
-            todo.push((hash, p.dataset, key));
-        }
-    }
-    let cached = todo.iter().filter(|t| fits.contains(&t.2)).count();
-    let fitted: HashMap<String, Result<(structdr_methods::Fitted, f64), String>> = structdr_linalg::blas::with_threads(1, || {
-        use rayon::prelude::*;
-        todo.par_iter().map(|(hash, d, key)| (hash.clone(), fits.get_or_fit_timed(key, &prepared[*d].data))).collect()
-    });
-    if !quiet {
-        eprintln!("  figure fits: {} distinct panels ({cached} from the fit cache) in {:.1} s", todo.len(), t0.elapsed().as_secs_f64());
-    }
     let mut written = Vec::new();
     let mut md = format!("# {}\n\nFigures of `{}`, one row per panel; regenerated by `structdr run {}`. `nz`: non-zero entries of the learned symmetric N x N weight matrix W (two per edge) and their fraction of N^2; components: connected components of W (isolated samples count).\n", plan.spec.title, plan.spec.id, plan.path.display());
-    for (def, panels) in plan.spec.figure_defs.iter().zip(&plan.figures) {
-        let stem = out_dir.join(crate::sanitize(&def.name));
+    for ((def, panels), cells) in plan.spec.figure_defs.iter().zip(&plan.figures).zip(panel_cells) {
+        let stem = out_dir.join(sanitize(&def.name));
         let mut scatter = Vec::new();
         let mut lines = Vec::new();
         let mut heat = Vec::new();
         let mut rows: Vec<PanelRow> = Vec::new();
         let mut extra: Vec<String> = Vec::new();
-        for p in panels {
+        for (p, cell) in panels.iter().zip(cells) {
             let fail = |e: String| anyhow::anyhow!("figure '{}', panel '{}': {e}", def.name, p.title);
-            let key = crate::plan::cell_key(plan, &prepared[p.dataset], &p.method, crate::method_version(&p.method)?, &plan.spec_protocols(), &p.params);
-            let (f, seconds) = fitted[&key.hash()].as_ref().map_err(|e| fail(e.clone()))?;
+            let (f, seconds) = fits.get(&cell.hash).ok_or_else(|| fail("not fitted".into()))?.as_ref().map_err(|e| fail(e.clone()))?;
             let data = &prepared[p.dataset].data;
             // What the panel draws: the scored coordinates (an embedding, a principal graph's
             // projections, or the data on the selected features) and the learned graph.
-            let coords = exec::scored_coordinates(f, &key, data).map_err(fail)?;
+            let coords = scored_coordinates(f, &cell.key.params, data.x.view()).map_err(fail)?;
             let drawn = f.drawn_graph();
             let n_comp = f.components.as_ref().map(|c| c.iter().max().map_or(0, |m| m + 1)).or_else(|| drawn.as_ref().map(graph_components));
             let mut result = String::new();
@@ -467,7 +466,7 @@ pub fn draw_figure_defs(plan: &spec::Plan, prepared: &[Prepared], out_dir: &Path
         written.push(svg);
     }
     let path = out_dir.join("figures.md");
-    crate::atomic_write(&path, md.as_bytes())?;
+    atomic_write(&path, md.as_bytes())?;
     written.push(path);
     Ok(written)
 }

@@ -1,11 +1,11 @@
-//! The plan of a run: every grid cell with its content key and seed, and which cells this
-//! invocation computes (the `--dataset` / `--method` filters, `--shard i/n`, `--max-cells`).
+//! The cells of a run: every grid cell of a plan with its content key ([`cells`]), the fit-only
+//! cells its figures draw ([`FitCell`], [`panel_cells`]), and which grid cells this invocation
+//! computes (the `--dataset` / `--method` filters, `--shard i/n`, `--max-cells`: [`Selection`]).
+//! The keys themselves are [`crate::keys`]; running the cells is [`crate::exec`].
 
 use crate::data::Prepared;
-use crate::spec::{Plan, Protocol, DIM_ENERGY};
-use crate::store::{CellKey, SCHEMA};
-use structdr_methods::api::Stage;
-use structdr_methods::{ParamMap, ParamValue};
+use crate::keys::{cell_key, fit_key, method_version, CellKey};
+use crate::spec::Plan;
 
 /// A grid cell ready to run or already stored.
 #[derive(Clone)]
@@ -24,7 +24,8 @@ pub struct Cell {
     pub repeat: usize,
 }
 
-/// Expands every (data set, method, grid point) into a cell with its content key.
+/// Expands every (data set, method, grid point) into a cell with its content key (one per seed of
+/// a randomised method's `repeats`).
 pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
     let mut out = Vec::new();
     for (di, p) in data.iter().enumerate() {
@@ -43,66 +44,46 @@ pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
     out
 }
 
-/// The content key of `method` at `version` with `params` (dim possibly "energy") on a prepared
-/// data set, evaluated by `protocols` (a method's [`crate::spec::MethodPlan::protocols`]; a
-/// figure panel's fit uses the spec's).
-pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, protocols: &[Protocol], params: &ParamMap) -> CellKey {
-    let mut params = params.clone();
-    let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
-        params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
-        format!("energy{}{}", rule_symbol(plan), plan.spec.dim.threshold)
-    } else {
-        "fixed".into()
-    };
-    let restarts = plan.spec.evaluation.as_ref().map_or(0, |ev| ev.restarts);
-    let neighbourhood_k = plan.spec.evaluation.as_ref().filter(|_| protocols.contains(&Protocol::Neighbourhood)).map(|ev| ev.neighbourhood_k);
-    let protocols = protocols.iter().map(|p| p.name().to_string()).collect();
-    CellKey {
-        dataset: p.data.name.clone(),
-        data_checksum: p.data.checksum.clone(),
-        method: method.to_string(),
-        params,
-        dim_source,
-        protocols,
-        kmeans_restarts: restarts,
-        neighbourhood_k,
-        repeat: None,
-        external: None,
-        seed: plan.spec.seed,
-        schema: SCHEMA,
-        method_version: version,
+/// A fit-only cell: a fit a figure draws (a `[[figure]]` panel's, or a best cell's embedding).
+/// Planned like a grid cell, under the key of the grid cell it would be (so it shares the fit
+/// cache with that cell), and run by the same execution ([`crate::exec::fit_only`]), but never
+/// scored or recorded.
+#[derive(Clone)]
+pub struct FitCell {
+    /// Index of the data set in the plan's prepared data sets.
+    pub dataset: usize,
+    /// Content key of the grid cell the fit would be.
+    pub key: CellKey,
+    /// Hex SHA-256 of `key`: what the fit is looked up by.
+    pub hash: String,
+    /// What the fit is, in progress lines ("data set / panel").
+    pub what: String,
+}
+
+impl FitCell {
+    /// The fit-only cell of `key` on data set `dataset`.
+    pub fn new(dataset: usize, key: CellKey, what: String) -> FitCell {
+        let hash = key.hash();
+        FitCell { dataset, key, hash, what }
     }
 }
 
-/// The seed a cell's method and k-means use: derived from the cell key (without the method
-/// version, [`CellKey::seed_hash`]), so adding a cell never changes another cell's result and a
-/// version bump changes no seed.
-pub fn cell_seed(key: &CellKey) -> u64 {
-    let h = key.seed_hash();
-    u64::from_str_radix(&h[..16], 16).expect("hex")
-}
-
-/// Names of `method`'s evaluation-stage parameters (empty for an unknown method).
-pub fn evaluation_stage_params(method: &str) -> Vec<&'static str> {
-    structdr_methods::lookup(method).map(|m| m.params.iter().filter(|p| p.stage == Stage::Evaluation).map(|p| p.name).collect()).unwrap_or_default()
-}
-
-/// The key under which a cell's fit is shared: the cell key without the method's
-/// evaluation-stage parameters (cells that differ only in those evaluate one fit).
-pub fn fit_key(key: &CellKey) -> CellKey {
-    let mut k = key.clone();
-    for p in evaluation_stage_params(&key.method) {
-        k.params.remove(p);
-    }
-    k
-}
-
-/// `>=` or `>`: how the spec's energy rule compares.
-pub(crate) fn rule_symbol(plan: &Plan) -> &'static str {
-    match plan.spec.dim.rule {
-        structdr_linalg::EnergyRule::Ge => ">=",
-        structdr_linalg::EnergyRule::Gt => ">",
-    }
+/// The fit-only cells of the spec's `[[figure]]` panels: `[f][p]` is panel `p` of figure `f`,
+/// keyed as a grid cell of the panel's method and parameters under the spec's protocols.
+pub fn panel_cells(plan: &Plan, data: &[Prepared]) -> anyhow::Result<Vec<Vec<FitCell>>> {
+    let protocols = plan.spec_protocols();
+    plan.figures
+        .iter()
+        .map(|panels| {
+            panels
+                .iter()
+                .map(|p| {
+                    let key = cell_key(plan, &data[p.dataset], &p.method, method_version(&p.method)?, &protocols, &p.params);
+                    Ok(FitCell::new(p.dataset, key, format!("{} / {}", data[p.dataset].label, p.title)))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// One part of a run split over several processes or machines: this invocation computes the

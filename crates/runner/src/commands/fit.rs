@@ -1,0 +1,295 @@
+//! `structdr embed`, `select` and `eval`: one method or metric on the researcher's own files
+//! (`.npy` or text tables), outside any spec. `dim = "energy"` resolves by the tables' rule
+//! ([`crate::data::energy_dim`] under the default 95%), feature selections by the tables'
+//! `n_selected` rule and graphs as the tables' edge lists ([`crate::outputs`]).
+
+use crate::data::energy_dim;
+use crate::files::atomic_write;
+use crate::outputs::{edge_list_csv, selected_features};
+use crate::spec::DimRule;
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use ndarray::{Array1, Array2};
+use std::path::{Path, PathBuf};
+use structdr_methods::{ParamMap, ParamValue};
+
+// clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
+#[allow(missing_docs)]
+#[derive(Args)]
+pub struct EmbedArgs {
+    /// Method name (see `structdr methods`).
+    #[arg(long)]
+    pub method: String,
+    /// Method parameter, repeatable: --param k=10 --param dim=2.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Input matrix, samples in rows: .npy (float64/float32/int) or a text table (.csv, .tsv, .txt: delimiter detected, optional header of names).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// Output embedding: .npy (float64) or comma-separated text (.csv, .tsv, .txt), by extension.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Write the learned graph as an edge list CSV (i,j,weight), when the method has one.
+    #[arg(long)]
+    pub graph_out: Option<PathBuf>,
+    /// Write the 0-based component index of every point (.npy int64, or .csv), when the method has them.
+    #[arg(long)]
+    pub components_out: Option<PathBuf>,
+    /// Write the coordinates of the graph's vertices (.npy or .csv) when they are learned centres
+    /// (DDRTree: latent centres; principal graphs: principal points in the input space).
+    #[arg(long)]
+    pub centres_out: Option<PathBuf>,
+    /// Seed for randomised methods.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+// clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
+#[allow(missing_docs)]
+#[derive(Args)]
+pub struct SelectArgs {
+    /// Feature-selection method name (one whose fit returns feature weights, e.g. `fsl`).
+    #[arg(long)]
+    pub method: String,
+    /// Method parameter, repeatable: --param b=1 --param lambda=10.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Input matrix, samples in rows: .npy (float64/float32/int) or a text table (.csv, .tsv, .txt: delimiter detected, optional header of names).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// Output feature weights, one per input feature: .npy (float64) or .csv.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Also write the method's embedding (for fsl: X on the top-ranked features).
+    #[arg(long)]
+    pub embedding_out: Option<PathBuf>,
+    /// Write the learned graph as an edge list CSV (i,j,weight), when the method has one.
+    #[arg(long)]
+    pub graph_out: Option<PathBuf>,
+    /// Seed for randomised methods.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+// clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
+#[allow(missing_docs)]
+#[derive(Subcommand)]
+pub enum EvalCommand {
+    /// 1-NN leave-one-out accuracy; prints {"loocv_1nn_accuracy": ...}.
+    Loocv {
+        #[arg(long)]
+        input: PathBuf,
+        #[arg(long)]
+        labels: PathBuf,
+    },
+    /// k-means restarts scored by ACC and NMI (max normalisation); prints one JSON object.
+    Kmeans {
+        #[arg(long)]
+        input: PathBuf,
+        #[arg(long)]
+        labels: PathBuf,
+        /// Number of clusters (default: number of classes).
+        #[arg(long)]
+        k: Option<usize>,
+        #[arg(long, default_value_t = 20)]
+        restarts: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Trustworthiness, continuity (Venna & Kaski 2001) and k-NN preservation of an embedding
+    /// against the data it was made from; needs no labels. Prints one JSON object.
+    Neighbourhood {
+        /// The embedding (N x d; .npy, .csv, .tsv, .txt).
+        #[arg(long)]
+        input: PathBuf,
+        /// The data the embedding was made from (N x D, same rows in the same order).
+        #[arg(long)]
+        data: PathBuf,
+        /// Neighbourhood size k (1 <= k < N / 2).
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+    },
+}
+
+fn parse_params(raw: &[String]) -> Result<ParamMap> {
+    let mut map = ParamMap::new();
+    for p in raw {
+        let Some((k, v)) = p.split_once('=') else { bail!("--param expects KEY=VALUE, got '{p}'") };
+        map.insert(k.trim().to_string(), ParamValue::parse_cli(v));
+    }
+    Ok(map)
+}
+
+/// The table formats the CLI reads and writes, by extension.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum TableFormat {
+    Npy,
+    Text,
+}
+
+fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "npy" => Ok(TableFormat::Npy),
+        "csv" | "tsv" | "txt" => Ok(TableFormat::Text),
+        _ => bail!("{}: unsupported {what} format '.{ext}' (use .npy, .csv, .tsv or .txt)", path.display()),
+    }
+}
+
+fn read_matrix(path: &Path) -> Result<Array2<f64>> {
+    table_format(path, "input")?;
+    Ok(structdr_datasets::file::read_matrix(path)?)
+}
+
+/// Writes a matrix in the format its extension names (`.npy`, or comma-separated text for
+/// `.csv` / `.tsv` / `.txt`).
+fn write_matrix(path: &Path, x: &Array2<f64>) -> Result<()> {
+    match table_format(path, "output")? {
+        TableFormat::Npy => ndarray_npy::write_npy(path, x).with_context(|| format!("writing {}", path.display())),
+        TableFormat::Text => Ok(atomic_write(path, structdr_datasets::parse::csv::write(&x.view()).as_bytes())?),
+    }
+}
+
+/// Writes a vector as a one-column table ([`write_matrix`]'s formats).
+fn write_vector<T: ndarray_npy::WritableElement + std::fmt::Debug>(path: &Path, v: &Array1<T>) -> Result<()> {
+    match table_format(path, "output")? {
+        TableFormat::Npy => ndarray_npy::write_npy(path, v).with_context(|| format!("writing {}", path.display())),
+        TableFormat::Text => Ok(atomic_write(path, v.iter().map(|x| format!("{x:?}\n")).collect::<String>().as_bytes())?),
+    }
+}
+
+/// `structdr embed`.
+pub fn embed(a: EmbedArgs) -> Result<()> {
+    let info = structdr_methods::lookup(&a.method)?;
+    if info.output == structdr_methods::api::OutputKind::FeatureScores {
+        bail!("method '{}' returns feature scores, not an embedding; use `structdr select`", a.method);
+    }
+    // Output formats are checked before the fit, so a long fit never ends in a refusal.
+    for p in [Some(&a.out), a.centres_out.as_ref(), a.components_out.as_ref()].into_iter().flatten() {
+        table_format(p, "output")?;
+    }
+    let (_, _, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
+    let Some(embedding) = fitted.embedding() else { bail!("method '{}' returns {}, not an embedding; use `structdr select`", a.method, fitted.kind()) };
+    write_matrix(&a.out, embedding)?;
+    if let Some(g) = &a.graph_out {
+        let Some(graph) = fitted.drawn_graph() else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
+        atomic_write(g, edge_list_csv(&graph).as_bytes())?;
+    }
+    if let Some(c) = &a.centres_out {
+        let Some(centres) = fitted.centres() else { bail!("method '{}' learns no centres; drop --centres-out", a.method) };
+        write_matrix(c, centres)?;
+    }
+    if let Some(c) = &a.components_out {
+        let Some(comp) = &fitted.components else { bail!("method '{}' returns no components; drop --components-out", a.method) };
+        let arr: Array1<i64> = comp.iter().map(|&c| c as i64).collect();
+        write_vector(c, &arr)?;
+    }
+    Ok(())
+}
+
+/// `structdr embed` / `select`: reads the input, resolves `dim = "energy"` on it (95% PCA energy,
+/// the tables' rule), builds the method from `params`, fits, and reports the fit on stderr.
+fn fit_input_file(
+    info: &structdr_methods::MethodInfo,
+    name: &str,
+    params: &[String],
+    input: &Path,
+    out: &Path,
+    seed: u64,
+) -> Result<(Array2<f64>, ParamMap, structdr_methods::Fitted)> {
+    let mut given = parse_params(params)?;
+    let x = read_matrix(input)?;
+    // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
+    // input (the tables' rule), resolved here as the runner does per data set.
+    if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
+        let d = energy_dim(x.view(), &DimRule::default()).context("dim = energy: PCA of the input")?;
+        eprintln!("dim = energy: d = {d} (95% PCA energy of the input)");
+        given.insert("dim".into(), ParamValue::Int(d as i64));
+    }
+    let (resolved, method) = info.instantiate(&given)?;
+    eprintln!(
+        "{}: {} x {} -> {} with {}",
+        name,
+        x.nrows(),
+        x.ncols(),
+        out.display(),
+        resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    );
+    let t0 = std::time::Instant::now();
+    let fitted = method.fit(x.view(), seed)?;
+    eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
+    for n in &fitted.notes {
+        eprintln!("note: {n}");
+    }
+    Ok((x, resolved, fitted))
+}
+
+/// `structdr select`.
+pub fn select(a: SelectArgs) -> Result<()> {
+    let info = structdr_methods::lookup(&a.method)?;
+    if info.output != structdr_methods::api::OutputKind::FeatureScores {
+        bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, info.output);
+    }
+    for p in [Some(&a.out), a.embedding_out.as_ref()].into_iter().flatten() {
+        table_format(p, "output")?;
+    }
+    let (x, resolved, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
+    let Some(scores) = fitted.feature_scores() else { bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, fitted.kind()) };
+    let weights = &scores.weights;
+    if weights.len() != x.ncols() {
+        bail!("method '{}' returned {} feature weights for {} features", a.method, weights.len(), x.ncols());
+    }
+    write_vector(&a.out, weights)?;
+    if let Some(e) = &a.embedding_out {
+        // X on the top n_selected ranked features (the evaluation-stage parameter; 0 = the support)
+        let selected = selected_features(scores, &resolved, x.view())?;
+        write_matrix(e, &selected)?;
+    }
+    if let Some(g) = &a.graph_out {
+        let Some(graph) = &fitted.graph else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
+        atomic_write(g, edge_list_csv(graph).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Labels from `.npy` (integers) or a one-column text table (`.csv` / `.tsv` / `.txt`, an optional
+/// header, integer values).
+fn read_labels(path: &Path) -> Result<Vec<i64>> {
+    table_format(path, "labels")?;
+    Ok(structdr_datasets::file::read_labels(path)?)
+}
+
+/// `structdr eval`.
+pub fn eval(e: EvalCommand) -> Result<()> {
+    match e {
+        EvalCommand::Loocv { input, labels } => {
+            let y = read_matrix(&input)?;
+            let l = read_labels(&labels)?;
+            let acc = structdr_eval::loocv_1nn_accuracy(y.view(), &l)?;
+            println!("{}", serde_json::json!({ "loocv_1nn_accuracy": acc }));
+        }
+        EvalCommand::Kmeans { input, labels, k, restarts, seed } => {
+            let y = read_matrix(&input)?;
+            let l = read_labels(&labels)?;
+            let k = k.unwrap_or_else(|| structdr_eval::n_classes(&l));
+            let r = structdr_eval::kmeans_protocol(y.view(), &l, k, restarts, seed)?;
+            println!(
+                "{}",
+                serde_json::json!({
+                    "acc_mean": r.acc_mean, "acc_std": r.acc_std, "nmi_mean": r.nmi_mean, "nmi_std": r.nmi_std,
+                    "acc_best_sse": r.acc_best_sse, "nmi_best_sse": r.nmi_best_sse, "k": k, "restarts": restarts, "seed": seed
+                })
+            );
+        }
+        EvalCommand::Neighbourhood { input, data, k } => {
+            let y = read_matrix(&input)?;
+            let x = read_matrix(&data)?;
+            let s = structdr_eval::neighbourhood_preservation(x.view(), y.view(), k)?;
+            println!(
+                "{}",
+                serde_json::json!({ "trustworthiness": s.trustworthiness, "continuity": s.continuity, "knn_preservation": s.knn_preservation, "k": k })
+            );
+        }
+    }
+    Ok(())
+}

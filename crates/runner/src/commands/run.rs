@@ -1,0 +1,167 @@
+//! `structdr run`, `check` and `prune`: a spec run end to end ([`crate::pipeline::run_spec`]) and
+//! its outcome printed, a spec validated, a spec's record store pruned.
+
+use crate::cells::Shard;
+use crate::exec::RunOptions;
+use crate::report;
+use crate::spec;
+use crate::store::{Status, Store};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+// clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
+#[allow(missing_docs)]
+#[derive(Args)]
+pub struct RunArgs {
+    /// The spec file (TOML).
+    pub spec: PathBuf,
+    /// Results root (default `results`).
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Recompute every cell, ignoring the cache.
+    #[arg(long)]
+    pub force: bool,
+    /// Recompute cells whose cached record failed.
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// Compute at most this many missing cells, then write tables from what exists.
+    #[arg(long)]
+    pub max_cells: Option<usize>,
+    /// Compute only this data set's missing cells (table label or registry name; repeatable).
+    /// Tables still show every stored cell.
+    #[arg(long = "dataset", value_name = "NAME")]
+    pub only_datasets: Vec<String>,
+    /// Compute only this method's missing cells (table label or method name; repeatable).
+    #[arg(long = "method", value_name = "NAME")]
+    pub only_methods: Vec<String>,
+    /// Compute only part i of n of the missing cells (1-based, e.g. `--shard 3/8` in a Slurm
+    /// array job): the parts split the cells by content key, so n invocations on one store cover
+    /// every cell exactly once. Tables show every stored cell.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Worker threads for grid cells (default: all cores; BLAS runs single-threaded inside).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Exit with status 2 when any cell of the spec failed (computed now or stored), after
+    /// writing the tables: for scheduled jobs that must notice a failure. Without it, a run exits
+    /// non-zero only when no cell of the spec succeeded.
+    #[arg(long)]
+    pub fail_on_error: bool,
+}
+
+/// `structdr run`.
+pub fn run(a: RunArgs) -> Result<()> {
+    // The pool first: loading a spec can already run parallel code (the teapot generator
+    // ray-traces its frames with rayon), which would fix the global pool at every core.
+    if let Some(j) = a.jobs {
+        rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("configuring worker threads")?;
+    }
+    let plan = spec::load(&a.spec)?;
+    // A misspelt filter would silently compute nothing: every name must be in the spec.
+    let data_names: Vec<&str> = (0..plan.spec.datasets.len()).flat_map(|i| plan.dataset_names(i)).collect();
+    let method_names: Vec<&str> = (0..plan.methods.len()).flat_map(|i| plan.method_names(i)).collect();
+    for (flag, given, known) in [("--dataset", &a.only_datasets, &data_names), ("--method", &a.only_methods, &method_names)] {
+        if let Some(bad) = given.iter().find(|g| !known.contains(&g.as_str())) {
+            bail!("{flag} {bad}: not in {} (known: {})", a.spec.display(), known.join(", "));
+        }
+    }
+    let shard = a.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
+    let opts = RunOptions {
+        results_root: a.results,
+        force: a.force,
+        retry_failed: a.retry_failed,
+        max_cells: a.max_cells,
+        only_datasets: a.only_datasets,
+        only_methods: a.only_methods,
+        shard,
+        quiet: a.quiet,
+    };
+    let t0 = std::time::Instant::now();
+    let out = crate::pipeline::run_spec(&plan, &opts)?;
+    let s = &out.summary;
+    println!(
+        "cells: {} total, {} computed, {} cached, {} failed{}{}",
+        s.total,
+        s.computed,
+        s.cached,
+        s.failed,
+        if s.degenerate > 0 { format!(", {} degenerate", s.degenerate) } else { String::new() },
+        if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method, --shard)", s.skipped) } else { String::new() }
+    );
+    if s.busy > 0 {
+        println!("cells being computed by another run on this store: {} (not counted above; run again later)", s.busy);
+    }
+    if let Some(t) = &out.tables {
+        println!("tables: {} {} {}", t.md.display(), t.csv.display(), t.tex.display());
+    }
+    for f in &out.figures {
+        println!("figure: {}", f.display());
+    }
+    for (mi, m) in plan.methods.iter().enumerate() {
+        if let Some((v, n)) = report::mean_abs_diff(&plan, &out.prepared, &out.best, mi) {
+            println!("mean |ours - paper| {:<8} {v:.4} over {n} data sets", m.label);
+        }
+    }
+    // Every failed cell with its reason: nothing fails silently.
+    let failed = report::cells_with_status(&plan, &out.prepared, &out.results, Status::Failed);
+    let degenerate = report::cells_with_status(&plan, &out.prepared, &out.results, Status::Degenerate);
+    for (what, list) in [("failed", &failed), ("degenerate", &degenerate)] {
+        if !list.is_empty() {
+            println!("{what} cells ({}):", list.len());
+            for f in list {
+                println!("  {f}");
+            }
+        }
+    }
+    println!("elapsed: {:.1} s", t0.elapsed().as_secs_f64());
+    let ok = out.results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Ok)).count();
+    if !out.results.is_empty() && ok == 0 && s.skipped == 0 {
+        eprintln!("error: no cell of {} succeeded ({} failed)", a.spec.display(), failed.len());
+        std::process::exit(2);
+    }
+    if a.fail_on_error && !failed.is_empty() {
+        eprintln!("error: {} failed cell(s) in {} (--fail-on-error)", failed.len(), a.spec.display());
+        std::process::exit(2);
+    }
+    Ok(())
+}
+
+/// `structdr check`: the spec validated, and what its environment needs is there.
+pub fn check(spec: &Path) -> Result<()> {
+    let plan = spec::load(spec)?;
+    spec::check_environment(&plan)?;
+    let cells: usize = plan.methods.iter().map(|m| m.cells.len()).sum::<usize>() * plan.spec.datasets.len();
+    println!("{}: ok ({} data sets, {} methods, {} cells)", spec.display(), plan.spec.datasets.len(), plan.methods.len(), cells);
+    Ok(())
+}
+
+/// `structdr prune`: records of other versions of their method removed from the spec's store.
+pub fn prune(spec: &Path, results: &Path, dry_run: bool) -> Result<()> {
+    let plan = spec::load(spec)?;
+    let dir = plan.output_dir(results);
+    let store = Store::open_in(&dir).with_context(|| format!("cannot open the record store in {}", dir.display()))?;
+    let counts = store
+        .prune(
+            |m| {
+                structdr_methods::lookup(m)
+                    .ok()
+                    .map(|i| i.version)
+                    .or_else(|| plan.methods.iter().find(|x| x.name == m && x.external.is_some()).map(|x| x.version))
+            },
+            dry_run,
+        )
+        .with_context(|| format!("pruning {}", store.dir().display()))?;
+    let (mut kept, mut removed) = (0, 0);
+    for (method, (k, r)) in &counts {
+        let current = structdr_methods::lookup(method).map(|i| format!("version {}", i.version)).unwrap_or_else(|_| "not registered".into());
+        println!("{method} ({current}): {k} kept, {r} {}", if dry_run { "to remove" } else { "removed" });
+        kept += k;
+        removed += r;
+    }
+    println!("{}: {kept} records kept, {removed} {}", store.dir().display(), if dry_run { "would be removed (dry run)" } else { "removed" });
+    Ok(())
+}

@@ -1,0 +1,308 @@
+//! Grid expansion: a `[[method]]`'s grid checked against the method's parameter schema and
+//! expanded into fully resolved parameter sets (the cartesian product, defaults filled, `dim =
+//! "energy"` kept symbolic until the data set is known), for registered and external methods; the
+//! row's protocols and metric; the limits on cells.
+
+use super::external::{files_sha256, ExternalKey, DEFAULT_TIMEOUT_S};
+use super::plan::MethodPlan;
+use super::schema::{ErrAt, MethodSpec, Protocol, Spec, SpecError, DIM_ENERGY, MAX_REPEATS};
+use structdr_methods::api::OutputKind;
+use structdr_methods::{ParamMap, ParamValue};
+use toml::Spanned;
+
+/// Most cells one method's grid may have (the product of its axes' lengths), counted before the
+/// grid is expanded.
+pub const MAX_GRID_CELLS: usize = 100_000;
+
+/// Most cells a spec may have (data sets x every method's grid cells).
+pub const MAX_PLAN_CELLS: usize = 1_000_000;
+
+/// The methods of `spec` with their grids expanded, in spec order (a method with problems is left
+/// out, its problems in `errors`), and the check that the whole spec stays under
+/// [`MAX_PLAN_CELLS`].
+pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt) -> Vec<MethodPlan> {
+    // Methods: names, parameters and grid values checked against the registry.
+    let mut methods = Vec::new();
+    let mut labels = std::collections::BTreeSet::new();
+    let mut total_cells: u128 = 0;
+    for m in &spec.methods {
+        let name = m.name.get_ref();
+        if let Some(command) = &m.command {
+            match external_plan(m, command, spec, errors, err) {
+                Some(plan) => {
+                    total_cells = total_cells.saturating_add(plan_cells(plan.cells.len() as u128, plan.randomised, spec));
+                    if !labels.insert(plan.label.clone()) {
+                        errors.push(err(Some(m.name.span()), format!("method label '{}' appears twice; give one a distinct `label`", plan.label)));
+                    }
+                    methods.push(plan);
+                }
+                None => continue,
+            }
+            continue;
+        }
+        if m.timeout_s.is_some() || m.output.is_some() || m.randomised.is_some() || m.needs_labels.is_some() {
+            errors.push(err(
+                Some(m.name.span()),
+                format!("method '{name}': timeout_s, output, randomised and needs_labels apply to external methods (with a command)"),
+            ));
+        }
+        let info = match structdr_methods::lookup(name) {
+            Ok(i) => i,
+            Err(e) => {
+                errors.push(err(Some(m.name.span()), e.to_string()));
+                continue;
+            }
+        };
+        let mut axes: Vec<(String, Vec<ParamValue>)> = Vec::new();
+        let mut grid_ok = true;
+        for (key, value) in &m.grid {
+            let span = Some(value.span());
+            let Some(schema) = info.param(key) else {
+                let known: Vec<_> = info.params.iter().map(|p| p.name).collect();
+                errors.push(err(span.clone(), format!("method '{name}' has no parameter '{key}' (it has: {})", known.join(", "))));
+                grid_ok = false;
+                continue;
+            };
+            let values = grid_values(value.get_ref());
+            if values.is_empty() {
+                errors.push(err(span, format!("grid for '{name}.{key}' is empty")));
+                grid_ok = false;
+                continue;
+            }
+            let mut checked = Vec::new();
+            for v in values {
+                let Some(pv) = toml_to_param(&v) else {
+                    errors.push(err(span.clone(), format!("'{name}.{key}': unsupported value {v}")));
+                    grid_ok = false;
+                    continue;
+                };
+                if key == "dim" && pv == ParamValue::Str(DIM_ENERGY.into()) {
+                    checked.push(pv);
+                    continue;
+                }
+                match schema.check(name, &pv) {
+                    Ok(ok) => checked.push(ok),
+                    Err(e) => {
+                        errors.push(err(span.clone(), e.to_string()));
+                        grid_ok = false;
+                    }
+                }
+            }
+            axes.push((key.clone(), checked));
+        }
+        // Default `dim` in tables: the energy dimension, unless the grid sets it.
+        if info.param("dim").is_some() && !m.grid.contains_key("dim") {
+            axes.push(("dim".into(), vec![ParamValue::Str(DIM_ENERGY.into())]));
+        }
+        // Count before expanding: a grid is a product, and a mistyped range can ask for millions.
+        let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
+        total_cells = total_cells.saturating_add(plan_cells(n_cells, info.randomised, spec));
+        if n_cells > MAX_GRID_CELLS as u128 {
+            errors.push(err(
+                Some(m.name.span()),
+                format!("method '{name}': the grid has {n_cells} cells (the product of its axes' lengths), more than the limit of {MAX_GRID_CELLS} per method"),
+            ));
+            continue;
+        }
+        let label = m.label.clone().unwrap_or_else(|| name.clone());
+        if !labels.insert(label.clone()) {
+            errors.push(err(Some(m.name.span()), format!("method label '{label}' appears twice; give one a distinct `label`")));
+        }
+        let (protocols, metric) = row_protocols_and_metric(m, &label, spec, errors, err);
+        if !grid_ok {
+            continue;
+        }
+        let cells = expand_grid(&axes);
+        // Fill defaults (dim = "energy" is kept symbolic until the data set is known).
+        let mut resolved = Vec::new();
+        for c in cells {
+            let mut concrete = c.clone();
+            if concrete.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
+                concrete.insert("dim".into(), ParamValue::Int(2));
+            }
+            match info.resolve(&concrete) {
+                Ok(mut r) => {
+                    if c.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
+                        r.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
+                    }
+                    resolved.push(r);
+                }
+                Err(e) => {
+                    errors.push(err(Some(m.name.span()), e.to_string()));
+                    break;
+                }
+            }
+        }
+        methods.push(MethodPlan {
+            name: name.clone(),
+            label,
+            paper_row: m.paper_row.clone(),
+            cells: resolved,
+            version: info.version,
+            protocols,
+            metric,
+            randomised: info.randomised,
+            external: None,
+        });
+    }
+    if total_cells > MAX_PLAN_CELLS as u128 {
+        errors.push(err(None, format!("the spec has {total_cells} cells (data sets x grid cells), more than the limit of {MAX_PLAN_CELLS}; split it")));
+    }
+    methods
+}
+
+/// `protocols` followed by `extra`, each once.
+pub(super) fn merge_protocols(protocols: &[Protocol], extra: &[Protocol]) -> Vec<Protocol> {
+    let mut out: Vec<Protocol> = Vec::new();
+    for &p in protocols.iter().chain(extra) {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Checks that `metric` is one the protocols produce.
+pub(super) fn check_metric(metric: &str, protocols: &[Protocol]) -> Result<(), String> {
+    let known: Vec<&str> = protocols.iter().flat_map(|p| p.metrics().iter().copied()).collect();
+    if known.contains(&metric) {
+        Ok(())
+    } else {
+        Err(format!(
+            "select = '{metric}' is not a metric of the protocols {:?} (they give: {})",
+            protocols.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            known.join(", ")
+        ))
+    }
+}
+
+/// A grid entry's values: the elements of a TOML array, or the one value.
+fn grid_values(v: &toml::Value) -> Vec<toml::Value> {
+    match v {
+        toml::Value::Array(a) => a.clone(),
+        v => vec![v.clone()],
+    }
+}
+
+/// The cartesian product of the grid's axes, in axis order (the last axis varies fastest).
+fn expand_grid(axes: &[(String, Vec<ParamValue>)]) -> Vec<ParamMap> {
+    let mut cells = vec![ParamMap::new()];
+    for (key, values) in axes {
+        let mut next = Vec::with_capacity(cells.len() * values.len());
+        for c in &cells {
+            for v in values {
+                let mut c2 = c.clone();
+                c2.insert(key.clone(), v.clone());
+                next.push(c2);
+            }
+        }
+        cells = next;
+    }
+    cells
+}
+
+/// The cells a method of `n_grid` grid points adds to a plan: one per data set, times the
+/// spec's `repeats` for randomised methods.
+fn plan_cells(n_grid: u128, randomised: bool, spec: &Spec) -> u128 {
+    let repeats = if randomised { spec.repeats.clamp(1, MAX_REPEATS) as u128 } else { 1 };
+    n_grid.saturating_mul(spec.datasets.len().max(1) as u128).saturating_mul(repeats)
+}
+
+/// A row's protocols (the spec's `[evaluation].protocols`, then its own) and the metric it shows
+/// and selects by (its `select`, checked against those protocols, else the spec's).
+fn row_protocols_and_metric(m: &MethodSpec, label: &str, spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt) -> (Vec<Protocol>, String) {
+    let spec_protocols = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
+    let protocols = merge_protocols(&spec_protocols, &m.protocols);
+    let metric = match &m.select {
+        Some(sel) => {
+            if let Err(e) = check_metric(sel.get_ref(), &protocols) {
+                errors.push(err(Some(sel.span()), format!("method '{label}': {e}")));
+            }
+            sel.get_ref().clone()
+        }
+        None => spec.select_metric(),
+    };
+    (protocols, metric)
+}
+
+/// The plan of an external method (`command = [...]`), or `None` with its problems in `errors`:
+/// the program must exist, arguments that look like scripts must be files, the name must not be
+/// a registry method's, grid values become parameters as written (`dim` defaults to the energy
+/// rule's d).
+fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt) -> Option<MethodPlan> {
+    let name = m.name.get_ref();
+    let span = Some(command.span());
+    let n_errors = errors.len();
+    if structdr_methods::lookup(name).is_ok() {
+        errors.push(err(Some(m.name.span()), format!("method '{name}' is a registered method; name the external one differently")));
+    }
+    let cmd = command.get_ref();
+    if cmd.is_empty() {
+        errors.push(err(span.clone(), format!("method '{name}': command is empty")));
+    }
+    let timeout_s = m.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
+    if !(timeout_s > 0.0 && timeout_s.is_finite()) {
+        errors.push(err(Some(m.name.span()), format!("method '{name}': timeout_s = {timeout_s} must be a positive number of seconds")));
+    }
+    let output = m.output.unwrap_or(OutputKind::Embedding);
+    if output == OutputKind::PrincipalGraph {
+        errors.push(err(Some(m.name.span()), format!("method '{name}': output = \"principal_graph\" is not supported for external methods")));
+    }
+    let mut axes: Vec<(String, Vec<ParamValue>)> = Vec::new();
+    for (key, value) in &m.grid {
+        let mut vals = Vec::new();
+        for v in &grid_values(value.get_ref()) {
+            match toml_to_param(v) {
+                Some(p) => vals.push(p),
+                None => errors.push(err(Some(value.span()), format!("method '{name}': parameter '{key}' = {v} is not a number, string or boolean"))),
+            }
+        }
+        if vals.is_empty() {
+            errors.push(err(Some(value.span()), format!("method '{name}': parameter '{key}' has no values")));
+        }
+        axes.push((key.clone(), vals));
+    }
+    if !m.grid.contains_key("dim") {
+        axes.push(("dim".into(), vec![ParamValue::Str(DIM_ENERGY.into())]));
+    }
+    let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
+    if n_cells > MAX_GRID_CELLS as u128 {
+        errors.push(err(Some(m.name.span()), format!("method '{name}': the grid has {n_cells} cells, more than the limit of {MAX_GRID_CELLS} per method")));
+    }
+    let label = m.label.clone().unwrap_or_else(|| name.clone());
+    let (protocols, metric) = row_protocols_and_metric(m, &label, spec, errors, err);
+    let files_sha256 = match files_sha256(cmd) {
+        Ok(h) => h,
+        Err(e) => {
+            errors.push(err(span, format!("method '{name}': {e}")));
+            String::new()
+        }
+    };
+    if errors.len() > n_errors {
+        return None;
+    }
+    let cells = expand_grid(&axes);
+    let external = ExternalKey { command: cmd.clone(), files_sha256, output, needs_labels: m.needs_labels.unwrap_or(false), timeout_s };
+    Some(MethodPlan {
+        name: name.clone(),
+        label,
+        paper_row: m.paper_row.clone(),
+        cells,
+        version: 1,
+        protocols,
+        metric,
+        randomised: m.randomised.unwrap_or(true),
+        external: Some(external),
+    })
+}
+
+/// Converts a TOML scalar into a parameter value.
+pub fn toml_to_param(v: &toml::Value) -> Option<ParamValue> {
+    match v {
+        toml::Value::Boolean(b) => Some(ParamValue::Bool(*b)),
+        toml::Value::Integer(i) => Some(ParamValue::Int(*i)),
+        toml::Value::Float(x) => Some(ParamValue::Float(*x)),
+        toml::Value::String(s) => Some(ParamValue::Str(s.clone())),
+        _ => None,
+    }
+}

@@ -1,0 +1,66 @@
+//! Experiment specs: one TOML file per table or figure, read into a validated [`Plan`].
+//!
+//! A spec names data sets (with preprocessing), methods with parameter grids, the evaluation
+//! protocols, the seed, and optionally the papers' reference values. Unknown keys are errors, and
+//! every semantic check (unknown method, parameter, data set, wrong type or range) runs before any
+//! work and reports the spec's line number.
+//!
+//! ```toml
+//! id = "demo"
+//! title = "Embeddings of synthetic manifolds"
+//! seed = 7
+//!
+//! [dim]                      # how `dim = "energy"` resolves, per data set
+//! threshold = 0.95
+//! rule = "ge"
+//!
+//! [evaluation]
+//! protocols = ["loocv"]      # "loocv" and/or "kmeans"
+//!
+//! [[dataset]]
+//! name = "helix"             # a registry data set or a synthetic generator
+//! params = { n = 400 }
+//! preprocess = [{ op = "zscore" }]
+//!
+//! [[method]]
+//! name = "le"
+//! grid = { k = [5, 10], dim = "energy" }
+//!
+//! [[figure]]                 # a stand-alone figure: one fit per panel, fixed parameters
+//! name = "mpme_w"            # -> <output>/mpme_w.{png,svg}; every panel also in <output>/figures.md
+//! title = "learned W"
+//! kind = "adjacency"         # embedding | graph | convergence | adjacency | weights | contingency
+//! order = "manifold"         # adjacency: sample | manifold | label | component
+//! columns = 5                # panels per row (default at most 4)
+//! # colour = "components"    # embedding / graph: auto | label | manifold | components | pc1
+//! # separate_components = true   # embedding / graph: draw each learned component apart
+//!
+//! [[figure.panel]]
+//! dataset = "helix"
+//! method = "mpme"
+//! params = { C = 1.0, lambda = 10.0 }
+//! title = "C = 1"
+//! ```
+//!
+//! The rooms: [`schema`] (the types as written, their defaults and errors), [`validate`] ([`load`],
+//! [`parse`]: every check, all problems at once, and [`check_environment`]), [`grid`] (methods'
+//! grids expanded into resolved parameter sets, external methods' rows), [`figures`] (the panels of
+//! `[[figure]]`s), [`external`] (what identifies an external method: command, files' checksum,
+//! options) and [`plan`] (the validated spec, [`Plan`], that the rest of the runner reads).
+//! This file only names them.
+
+pub mod external;
+pub mod figures;
+pub mod grid;
+pub mod plan;
+pub mod schema;
+pub mod validate;
+
+pub use external::ExternalKey;
+pub use grid::{toml_to_param, MAX_GRID_CELLS, MAX_PLAN_CELLS};
+pub use plan::{MethodPlan, PanelPlan, Plan};
+pub use schema::{
+    ColourBy, DatasetSpec, DimRule, Evaluation, FigureDef, FigureKind, FigureSpec, MethodSpec, PanelDef, Protocol, Reference, Spec, SpecError, VertexOrder,
+    DIM_ENERGY, MAX_REPEATS,
+};
+pub use validate::{check_environment, load, parse};
