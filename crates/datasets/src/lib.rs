@@ -3,12 +3,12 @@
 //! - [`registry`]: the data-set registry file (`registry.toml`): name, canonical URL(s), SHA-256,
 //!   format, where the labels are, citation, licence, stand-in notes; plus the trust-on-first-use
 //!   lock file for sets whose checksum is unknown.
-//! - [`regular`]: reading a local file, regular files only (the registry and [`file`] read
+//! - [`regular`]: reading a local file, regular files only (the registry and [`mod@file`] read
 //!   through it).
 //! - [`download`]: HTTPS download with timeout, retries, progress bar, atomic writes into the
 //!   cache (`data/`), SHA-256 verification; a mirror directory or base URL (`STRUCTDR_MIRROR`)
 //!   replaces the canonical host.
-//! - [`file`]: a researcher's own file (NPY, CSV/TSV, LIBSVM, MAT) with labels -> [`Dataset`].
+//! - [`mod@file`]: a researcher's own file (NPY, CSV/TSV, LIBSVM, MAT) with labels -> [`Dataset`].
 //! - [`load`]: registry entry -> [`Dataset`] (X float64 samples in rows, integer labels), and
 //!   [`load::fetch_files`]: a download that must load before it is cached.
 //! - [`parse`]: LIBSVM (also `.bz2`), MATLAB v5 `.mat`, IDX (gzip), NPY, CSV. Malformed input is an
@@ -16,7 +16,7 @@
 //! - [`synthetic`]: seeded generators (helix, twinpeaks, two moons, spiral, distorted S, circle,
 //!   tree, three clusters, swiss roll, Y-and-b letters, line + circle, rendered teapot rotation) and
 //!   noise augmentation.
-//! - [`preprocess`]: z-scoring, [0,1] scaling, PCA to a given energy, Gaussian kernel matrix,
+//! - [`preprocess`]: z-scoring, \[0, 1\] scaling, PCA to a given energy, Gaussian kernel matrix,
 //!   label selection, noise features and uniform noise.
 
 pub mod download;

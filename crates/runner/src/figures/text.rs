@@ -68,7 +68,7 @@ pub fn text_size(text: &str, size: f64, bold: bool) -> (u32, u32) {
     (w.ceil() as u32, (size / 1.24).ceil() as u32)
 }
 
-/// A backend whose text is measured by [`layout`] and, on bitmaps, drawn by it (see the module
+/// A backend whose text is measured by `layout` and, on bitmaps, drawn by it (see the module
 /// documentation); all other primitives go to the wrapped backend. The SVG backend keeps its
 /// own `<text>` elements and only takes the measurements, so a figure's PNG and SVG have the
 /// same layout.
@@ -202,7 +202,7 @@ const GREEK: [(&str, &str); 12] = [
     ("inf", "∞"),
 ];
 
-/// `s` with every whole word of [`GREEK`] replaced by its letter; a word is a maximal run of
+/// `s` with every whole word of `GREEK` replaced by its letter; a word is a maximal run of
 /// ASCII letters, digits and `_`, so `gamma=0.1` and `(C = inf)` change but `lambdas`,
 /// `info` and `sigma_x` do not.
 pub fn greek(s: &str) -> String {

@@ -16,7 +16,7 @@ pub struct PanelPlan {
     pub method: String,
     /// Resolved parameters (defaults filled); `dim` may be the string "energy".
     pub params: ParamMap,
-    /// Panel title (the given one, else "<method> on <data set>").
+    /// Panel title (the given one, else `"<method> on <data set>"`).
     pub title: String,
 }
 
