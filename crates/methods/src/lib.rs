@@ -2,7 +2,9 @@
 //!
 //! Every method is a parameter struct implementing [`Embedder`]: `fit(X, seed)` on samples in
 //! rows returns a [`Fitted`] with the embedding and, where the method has them, the learned graph,
-//! component labels, feature weights and the objective history.
+//! component labels, feature weights and the objective history. The struct is declared with
+//! [`api::declare`]'s `declare_params!`, one line per parameter (field, schema entry, build and
+//! `params()` in one).
 //!
 //! Methods live in families, one folder each ([`spectral`], [`structure`], [`principal`],
 //! [`selection`], [`neighbour`], [`latent`], [`unfolding`]); families import [`api`] and the lower crates (`structdr-linalg`,

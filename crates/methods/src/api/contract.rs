@@ -9,7 +9,7 @@
 //! | [`Output::FeatureScores`] | one weight per input feature and the features ranked | the input restricted to the top-ranked features (the runner's `n_selected`) |
 //! | [`Output::PrincipalGraph`] | K centres joined by edges, every sample's projection on the graph | the projections |
 
-use super::{MethodError, MethodInfo, ParamMap, ParamValue, Result, StopReason};
+use super::{MethodError, MethodInfo, ParamMap, Result, StopReason};
 use ndarray::{Array1, Array2, ArrayView2};
 use std::sync::Arc;
 
@@ -311,14 +311,16 @@ impl Fitted {
 
 /// The method contract.
 ///
-/// Implement [`Embedder::info`], [`Embedder::params`] and [`Embedder::fit_checked`]; callers use
+/// Implement [`Embedder::info`], [`Embedder::params`] (the struct's
+/// [`crate::api::declare::Declared::to_params`]) and [`Embedder::fit_checked`]; callers use
 /// [`Embedder::fit_with`] (or [`Embedder::fit`] for data and seed only), which checks the
-/// instance's parameters against its registry entry's schema first (and refuses an initial value
-/// the entry does not accept). So the schema is the one
-/// declaration of every parameter's type and range, however the instance was made (from a spec,
-/// the CLI, or a struct literal in Rust); `fit_checked` only adds checks that depend on the data
-/// (e.g. `dim < N`). The seed drives every random choice: the same seed, input and parameters give
-/// bit-identical output whatever the number of threads. Bad input is a typed error, never a panic.
+/// instance's parameters against its registry entry's schema first, unless it is
+/// [`crate::api::Checked`] (what the registry builds: checked once, when made), and refuses an
+/// initial value the entry does not accept. So the schema is the one declaration of every
+/// parameter's type and range, however the instance was made (from a spec, the CLI, or a struct
+/// literal in Rust); `fit_checked` only adds checks that depend on the data (e.g. `dim < N`). The
+/// seed drives every random choice: the same seed, input and parameters give bit-identical output
+/// whatever the number of threads. Bad input is a typed error, never a panic.
 pub trait Embedder: Send + Sync {
     /// The registry name of the method.
     fn name(&self) -> &'static str;
@@ -329,12 +331,19 @@ pub trait Embedder: Send + Sync {
     fn params(&self) -> ParamMap;
     /// Fits on the input; the parameters have passed the schema.
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted>;
-    /// Checks the parameters against the schema, then fits on the input.
-    /// Also refuses an initial value when the entry says `accepts_init = false`, so methods never
-    /// check that themselves.
+    /// Checks this instance's parameters against `info`'s schema (`info` is [`Embedder::info`]).
+    /// Methods do not override this: [`crate::api::Checked`], whose parameters were checked when
+    /// it was made, is the one instance that skips it.
+    fn check_params(&self, info: &MethodInfo) -> Result<()> {
+        info.check(&self.params())?;
+        Ok(())
+    }
+    /// Checks the parameters against the schema (unless the instance is [`crate::api::Checked`]),
+    /// then fits on the input. Also refuses an initial value when the entry says
+    /// `accepts_init = false`, so methods never check that themselves.
     fn fit_with(&self, input: &FitInput) -> Result<Fitted> {
         let info = self.info();
-        info.check(&self.params())?;
+        self.check_params(&info)?;
         if input.init.is_some() && !info.accepts_init {
             return Err(MethodError::Input { method: info.name, reason: "this method takes no initial value".into() });
         }
@@ -345,9 +354,4 @@ pub trait Embedder: Send + Sync {
     fn fit(&self, x: ArrayView2<f64>, seed: u64) -> Result<Fitted> {
         self.fit_with(&FitInput::new(x, seed))
     }
-}
-
-/// A parameter map from `(name, value)` pairs (for [`Embedder::params`]).
-pub fn param_map<const N: usize>(pairs: [(&str, ParamValue); N]) -> ParamMap {
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

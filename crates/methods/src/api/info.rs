@@ -29,9 +29,11 @@ pub struct MethodInfo {
     /// method declared `false` gives bit-identical output for every seed (the conformance test
     /// checks it).
     pub randomised: bool,
-    /// Every parameter with type, default and meaning.
+    /// Every parameter with type, default and meaning (the method's
+    /// [`crate::api::declare::Declared::schema`]).
     pub params: Vec<ParamSchema>,
-    /// Builds the method from a map resolved by [`MethodInfo::resolve`].
+    /// Builds the method from a map resolved by [`MethodInfo::resolve`]
+    /// ([`crate::api::declare::build`]: every value checked, the instance [`crate::api::Checked`]).
     pub build: fn(&ParamMap) -> Result<Box<dyn Embedder>>,
 }
 
@@ -66,7 +68,8 @@ impl MethodInfo {
         Ok(())
     }
 
-    /// Resolves and builds in one step.
+    /// Resolves and builds in one step. The instance is [`crate::api::Checked`]: its fits do not
+    /// check the schema again.
     pub fn instantiate(&self, given: &ParamMap) -> Result<(ParamMap, Box<dyn Embedder>)> {
         let resolved = self.resolve(given)?;
         let m = (self.build)(&resolved)?;

@@ -3,20 +3,24 @@
 //!
 //! - [`contract`]: [`Embedder`], [`FitInput`], [`Fitted`] with its [`Output`] kinds and [`Trace`],
 //!   [`Transform`]; [`MethodError`].
-//! - [`params`]: parameter values, schemas and typed access.
+//! - [`params`]: parameter values, schemas and their validation.
 //! - [`stop`]: [`StopReason`], why an iterative fit stopped.
 //! - [`info`]: [`MethodInfo`], one registry entry (name, schema, version, constructor).
+//! - [`declare`]: `declare_params!`, one declaration per parameter (struct field, schema entry,
+//!   `build` and `params()` from one line), and [`Checked`] instances.
 //! - [`check_input`], [`check_dense_size`], [`numerical`], [`numerics`]: the checks and error
 //!   mappings every method uses.
 
 pub mod contract;
+pub mod declare;
 pub mod info;
 pub mod params;
 pub mod stop;
 
-pub use contract::{param_map, Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
+pub use contract::{Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
+pub use declare::{Checked, Declared, ParamChoice};
 pub use info::MethodInfo;
-pub use params::{ParamError, ParamKind, ParamMap, ParamMapExt, ParamSchema, ParamValue, Stage, AUTO, DIM_ENERGY};
+pub use params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage, AUTO, DIM_ENERGY, DIM_UNRESOLVED};
 pub use stop::{relative_change, StopReason};
 
 use ndarray::ArrayView2;

@@ -154,6 +154,11 @@ pub fn fmt_float(x: f64) -> String {
     }
 }
 
+/// What a dimension must be when a method is built: `"energy"` ([`DIM_ENERGY`]) is resolved against
+/// a data set first.
+pub const DIM_UNRESOLVED: &str =
+    "an integer >= 1 (dim = \"energy\" is resolved against a data set by the runner or `structdr embed` before the method is built)";
+
 /// The type and admissible range of a parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamKind {
@@ -313,82 +318,6 @@ fn check_kind(kind: &ParamKind, v: &ParamValue) -> Option<ParamValue> {
     }
 }
 
-/// Typed access to a resolved [`ParamMap`] (all keys present and checked).
-pub trait ParamMapExt {
-    /// An integer parameter.
-    fn int(&self, name: &str) -> i64;
-    /// A non-negative integer parameter.
-    fn usize(&self, name: &str) -> usize;
-    /// A float parameter (an integer value converts).
-    fn float(&self, name: &str) -> f64;
-    /// A string (choice) parameter.
-    fn str(&self, name: &str) -> &str;
-    /// A boolean parameter.
-    fn bool(&self, name: &str) -> bool;
-    /// An `auto` float parameter: `None` for `"auto"`.
-    fn auto_float(&self, name: &str) -> Option<f64>;
-    /// An `auto` integer parameter: `None` for `"auto"`.
-    fn auto_usize(&self, name: &str) -> Option<usize>;
-    /// A dimension, which must have been resolved to an integer (`"energy"` is an error naming
-    /// what resolves it).
-    fn dim(&self, method: &str) -> Result<usize, ParamError>;
-}
-
-impl ParamMapExt for ParamMap {
-    fn int(&self, name: &str) -> i64 {
-        match self.get(name) {
-            Some(ParamValue::Int(i)) => *i,
-            other => panic!("resolved parameter '{name}' is not an integer: {other:?}"),
-        }
-    }
-    fn usize(&self, name: &str) -> usize {
-        self.int(name).max(0) as usize
-    }
-    fn float(&self, name: &str) -> f64 {
-        match self.get(name) {
-            Some(ParamValue::Float(x)) => *x,
-            Some(ParamValue::Int(i)) => *i as f64,
-            other => panic!("resolved parameter '{name}' is not a float: {other:?}"),
-        }
-    }
-    fn str(&self, name: &str) -> &str {
-        match self.get(name) {
-            Some(ParamValue::Str(s)) => s,
-            other => panic!("resolved parameter '{name}' is not a string: {other:?}"),
-        }
-    }
-    fn bool(&self, name: &str) -> bool {
-        match self.get(name) {
-            Some(ParamValue::Bool(b)) => *b,
-            other => panic!("resolved parameter '{name}' is not a bool: {other:?}"),
-        }
-    }
-    fn auto_float(&self, name: &str) -> Option<f64> {
-        match self.get(name) {
-            Some(ParamValue::Str(s)) if s == AUTO => None,
-            _ => Some(self.float(name)),
-        }
-    }
-    fn auto_usize(&self, name: &str) -> Option<usize> {
-        match self.get(name) {
-            Some(ParamValue::Str(s)) if s == AUTO => None,
-            _ => Some(self.usize(name)),
-        }
-    }
-    fn dim(&self, method: &str) -> Result<usize, ParamError> {
-        match self.get("dim") {
-            Some(ParamValue::Int(d)) if *d >= 1 => Ok(*d as usize),
-            other => Err(ParamError::Invalid {
-                method: method.into(),
-                name: "dim".into(),
-                expected: "an integer >= 1 (dim = \"energy\" is resolved against a data set by the runner or `structdr embed` before the method is built)"
-                    .into(),
-                got: other.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into()),
-            }),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,9 +365,6 @@ mod tests {
         let d = ParamSchema { name: "dim", kind: ParamKind::Dim, default: ParamValue::Int(2), doc: "", stage: Stage::Fit };
         assert!(d.check("pca", &ParamValue::Str("energy".into())).is_ok());
         assert!(d.check("pca", &ParamValue::Int(0)).is_err());
-        let mut m = ParamMap::new();
-        m.insert("dim".into(), ParamValue::Str("energy".into()));
-        assert!(m.dim("pca").unwrap_err().to_string().contains("resolved"));
     }
 
     /// Non-finite floats survive a JSON round trip (serde_json alone writes them as null);

@@ -27,11 +27,11 @@
 //! Cost: every evaluation is one Cholesky factorisation and one inverse of the N x N `K`
 //! (~N^3 flops) plus O(N^2 (D + d)); N is capped at [`GPLVM_MAX_N`] (no sparse approximation).
 
+use crate::api::declare::{self, declare_params, param_choice, Declared, ParamChoice};
 use crate::api::info::{choice, dim, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, param_map, Embedder, FitInput, Fitted, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{check_input, numerical, Embedder, FitInput, Fitted, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, Cholesky, LinalgError, Pca as PcaBasis};
 use structdr_numerics::optim::{minimize, BoundedOptions, Solver};
@@ -40,42 +40,31 @@ use structdr_numerics::optim::{minimize, BoundedOptions, Solver};
 /// Cholesky factor plus ~2 N^3 / 3 for the inverse) and the fit needs tens to hundreds of them.
 pub const GPLVM_MAX_N: usize = 5000;
 
-/// The GP covariance over the latent points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GplvmKernel {
-    /// `alpha exp(-||x_i - x_j||^2 / (2 l^2)) + beta^-1 delta_ij`.
-    Rbf,
-    /// `alpha x_i^T x_j + beta^-1 delta_ij` (linear GPLVM = probabilistic PCA).
-    Linear,
-}
-
-impl GplvmKernel {
-    fn name(self) -> &'static str {
-        match self {
-            GplvmKernel::Rbf => "rbf",
-            GplvmKernel::Linear => "linear",
-        }
+param_choice! {
+    /// The GP covariance over the latent points.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum GplvmKernel {
+        /// `alpha exp(-||x_i - x_j||^2 / (2 l^2)) + beta^-1 delta_ij`.
+        Rbf = "rbf",
+        /// `alpha x_i^T x_j + beta^-1 delta_ij` (linear GPLVM = probabilistic PCA).
+        Linear = "linear",
     }
 }
 
-/// GPLVM with parameters `dim`, `kernel`, `max_iter`, `tol`, `x_prior`.
-#[derive(Debug, Clone)]
-pub struct Gplvm {
-    /// Latent dimension d.
-    pub dim: usize,
-    /// The GP kernel.
-    pub kernel: GplvmKernel,
-    /// L-BFGS iteration limit; 0 returns the (scaled) PCA initialisation.
-    pub max_iter: usize,
-    /// Stop when the relative reduction `(L_k - L_k+1) / max(|L_k|, |L_k+1|, 1) <= tol`.
-    pub tol: f64,
-    /// Precision of the Gaussian prior `N(0, x_prior^-1 I)` on every latent point (0: none).
-    pub x_prior: f64,
-}
-
-impl Default for Gplvm {
-    fn default() -> Self {
-        Gplvm { dim: 2, kernel: GplvmKernel::Rbf, max_iter: 100, tol: 1e-6, x_prior: 1.0 }
+declare_params! {
+    /// GPLVM with parameters `dim`, `kernel`, `max_iter`, `tol`, `x_prior`.
+    #[derive(Debug, Clone)]
+    pub struct Gplvm {
+        /// Latent dimension d.
+        pub dim: usize = dim(),
+        /// The GP kernel.
+        pub kernel: GplvmKernel = choice("kernel", GplvmKernel::NAMES, "rbf", "rbf: alpha exp(-||x_i - x_j||^2 / (2 l^2)) + beta^-1 I; linear: alpha X X^T + beta^-1 I (= probabilistic PCA)"),
+        /// L-BFGS iteration limit; 0 returns the (scaled) PCA initialisation.
+        pub max_iter: usize = int("max_iter", 0, 100, "L-BFGS iteration limit (0: return the PCA initialisation, scaled to unit mean variance)"),
+        /// Stop when the relative reduction `(L_k - L_k+1) / max(|L_k|, |L_k+1|, 1) <= tol`.
+        pub tol: f64 = float("tol", 0.0, 1.0, 1e-6, "stop when the relative reduction of -log p per iteration falls to tol"),
+        /// Precision of the Gaussian prior `N(0, x_prior^-1 I)` on every latent point (0: none).
+        pub x_prior: f64 = float_in("x_prior", closed(0.0), open(f64::INFINITY), 1.0, "precision of the Gaussian prior on every latent point (0: maximum likelihood without prior)"),
     }
 }
 
@@ -165,13 +154,7 @@ impl Embedder for Gplvm {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("kernel", ParamValue::Str(self.kernel.name().into())),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-            ("x_prior", ParamValue::Float(self.x_prior)),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -265,22 +248,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            choice("kernel", &["rbf", "linear"], "rbf", "rbf: alpha exp(-||x_i - x_j||^2 / (2 l^2)) + beta^-1 I; linear: alpha X X^T + beta^-1 I (= probabilistic PCA)"),
-            int("max_iter", 0, 100, "L-BFGS iteration limit (0: return the PCA initialisation, scaled to unit mean variance)"),
-            float("tol", 0.0, 1.0, 1e-6, "stop when the relative reduction of -log p per iteration falls to tol"),
-            float_in("x_prior", closed(0.0), open(f64::INFINITY), 1.0, "precision of the Gaussian prior on every latent point (0: maximum likelihood without prior)"),
-        ],
-        build: |p| {
-            Ok(Box::new(Gplvm {
-                dim: p.dim("gplvm")?,
-                kernel: if p.str("kernel") == "linear" { GplvmKernel::Linear } else { GplvmKernel::Rbf },
-                max_iter: p.usize("max_iter"),
-                tol: p.float("tol"),
-                x_prior: p.float("x_prior"),
-            }))
-        },
+        params: Gplvm::schema(()),
+        build: |p| declare::build::<Gplvm>("gplvm", (), p),
     }
 }
 

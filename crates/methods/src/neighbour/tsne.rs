@@ -24,9 +24,10 @@
 
 use super::bh::{kl_and_gradient_bh, SparseP};
 use super::fft::{kl_and_gradient_fft, InterpolationGrid};
+use crate::api::declare::{self, declare_params, param_choice, Declared};
 use crate::api::info::{auto, choice, dim, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
-use crate::api::{check_input, param_map, Embedder, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, ParamMapExt, ParamValue, Result, Trace};
+use crate::api::{check_input, Embedder, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
@@ -34,67 +35,75 @@ use rayon::prelude::*;
 use structdr_linalg::sq_dists;
 use structdr_numerics::affinities::perplexity_affinities;
 
-/// How the embedding starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TsneInit {
-    /// Top principal components, the first scaled to standard deviation 1e-4.
-    Pca,
-    /// Independent N(0, 1e-4^2) entries from the seed.
-    Random,
+param_choice! {
+    /// How the embedding starts.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum TsneInit {
+        /// Top principal components, the first scaled to standard deviation 1e-4.
+        Pca = "pca",
+        /// Independent N(0, 1e-4^2) entries from the seed.
+        Random = "random",
+    }
 }
 
-/// t-SNE with the exact gradient.
-#[derive(Debug, Clone)]
-pub struct Tsne {
-    /// Target dimension d.
-    pub dim: usize,
-    /// Perplexity u of the conditional affinities.
-    pub perplexity: f64,
-    /// Total iterations (early exaggeration included).
-    pub max_iter: usize,
-    /// Early exaggeration factor alpha.
-    pub early_exaggeration: f64,
-    /// Iterations under early exaggeration.
-    pub exaggeration_iter: usize,
-    /// Learning rate; `None`: `max(N / 12, 50)`.
-    pub learning_rate: Option<f64>,
-    /// Initialisation.
-    pub init: TsneInit,
-    /// How the gradient is computed.
-    pub gradient: Gradient,
-    /// Barnes-Hut opening angle (side / distance below which a cell is taken whole).
-    pub theta: f64,
-    /// Whose optimisation schedule and preprocessing.
-    pub schedule: Schedule,
+declare_params! {
+    /// t-SNE with the exact gradient.
+    #[derive(Debug, Clone)]
+    pub struct Tsne {
+        /// Target dimension d.
+        pub dim: usize = dim(),
+        /// Perplexity u of the conditional affinities.
+        pub perplexity: f64 = float_in("perplexity", closed(1.0), open(f64::INFINITY), 30.0, "perplexity u of the conditional affinities (must be < N - 1); drtoolbox's and scikit-learn's default 30"),
+        /// Total iterations (early exaggeration included).
+        pub max_iter: usize = int("max_iter", 1, 1000, "total iterations, early exaggeration included"),
+        /// Early exaggeration factor alpha.
+        pub early_exaggeration: f64 = float("early_exaggeration", 1.0, 1000.0, 12.0, "factor alpha on P during the first exaggeration_iter iterations"),
+        /// Iterations under early exaggeration.
+        pub exaggeration_iter: usize = int("exaggeration_iter", 0, 250, "iterations under early exaggeration (momentum 0.5; 0.8 after)"),
+        /// Learning rate; `None`: `max(N / 12, 50)`.
+        pub learning_rate: Option<f64> = auto(float_in("learning_rate", open(0.0), open(f64::INFINITY), 200.0, "step size; auto = max(N / 12, 50)")),
+        /// Initialisation.
+        pub init: TsneInit = choice("init", TsneInit::NAMES, "pca", "pca: top principal components, PC1 scaled to sd 1e-4; random: N(0, 1e-4^2) from the seed"),
+        /// How the gradient is computed.
+        pub gradient: Gradient = choice("gradient", Gradient::NAMES, "auto", "exact: all pairs, any dim; barnes-hut: sparse P on 3u neighbours and a quadtree, dim = 2; fft: sparse P and FFT-accelerated interpolation (FIt-SNE, openTSNE's defaults), dim = 2; auto: exact up to N = 1000, then for dim = 2 barnes-hut below N = 10000 and fft from there"),
+        /// Barnes-Hut opening angle (side / distance below which a cell is taken whole).
+        pub theta: f64 = float("theta", 0.0, 1.0, 0.5, "Barnes-Hut opening angle: a cell of side s at distance r is taken whole when s / r < theta (0: exact sums)"),
+        /// Whose optimisation schedule and preprocessing.
+        pub schedule: Schedule = choice("schedule", Schedule::NAMES, "modern", "modern: scikit-learn's optimiser with the parameters above; drtoolbox: the papers' tsne (min-max scaling, PCA to 30 dims, random init, exaggeration 4 until 100, momentum switch at 250, learning rate 500, 1000 iterations; overrides init, learning_rate and the schedule parameters)"),
+    }
 }
 
-/// The optimisation schedule (and, for drtoolbox, its preprocessing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schedule {
-    /// scikit-learn / openTSNE: the parameters as given; update and gains reset when the
-    /// exaggeration ends (at `exaggeration_iter`, also the momentum switch).
-    Modern,
-    /// drtoolbox 0.8b's `tsne` (van der Maaten's `tsne_p.m`), as the papers ran it: X shifted by
-    /// its minimum and divided by its maximum, PCA to 30 dimensions when D > 30, random
-    /// initialisation, exaggeration 4 until iteration 100, momentum 0.5 until 250 then 0.8,
-    /// learning rate 500, 1000 iterations, the gain grows where `sign(grad) != sign(update)`
-    /// (so also on a zero update), no reset.
-    Drtoolbox,
+param_choice! {
+    /// The optimisation schedule (and, for drtoolbox, its preprocessing).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Schedule {
+        /// scikit-learn / openTSNE: the parameters as given; update and gains reset when the
+        /// exaggeration ends (at `exaggeration_iter`, also the momentum switch).
+        Modern = "modern",
+        /// drtoolbox 0.8b's `tsne` (van der Maaten's `tsne_p.m`), as the papers ran it: X shifted by
+        /// its minimum and divided by its maximum, PCA to 30 dimensions when D > 30, random
+        /// initialisation, exaggeration 4 until iteration 100, momentum 0.5 until 250 then 0.8,
+        /// learning rate 500, 1000 iterations, the gain grows where `sign(grad) != sign(update)`
+        /// (so also on a zero update), no reset.
+        Drtoolbox = "drtoolbox",
+    }
 }
 
-/// The gradient's algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gradient {
-    /// Exact up to [`EXACT_MAX_N`] points; for 2-D embeddings above that Barnes-Hut, and FFT
-    /// interpolation from [`FFT_MIN_N`] points on (openTSNE's switch).
-    Auto,
-    /// All pairs, `O(N^2 d)`, any d.
-    Exact,
-    /// Sparse P on 3u neighbours and a quadtree, `O(N log N)`; d = 2 only.
-    BarnesHut,
-    /// Sparse P on 3u neighbours and FFT-accelerated interpolation (FIt-SNE), `O(N)` plus a grid
-    /// FFT; d = 2 only.
-    Fft,
+param_choice! {
+    /// The gradient's algorithm.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Gradient {
+        /// Exact up to [`EXACT_MAX_N`] points; for 2-D embeddings above that Barnes-Hut, and FFT
+        /// interpolation from [`FFT_MIN_N`] points on (openTSNE's switch).
+        Auto = "auto",
+        /// All pairs, `O(N^2 d)`, any d.
+        Exact = "exact",
+        /// Sparse P on 3u neighbours and a quadtree, `O(N log N)`; d = 2 only.
+        BarnesHut = "barnes-hut",
+        /// Sparse P on 3u neighbours and FFT-accelerated interpolation (FIt-SNE), `O(N)` plus a grid
+        /// FFT; d = 2 only.
+        Fft = "fft",
+    }
 }
 
 /// Largest N for which `gradient = "auto"` takes the exact gradient.
@@ -284,29 +293,7 @@ impl Embedder for Tsne {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("perplexity", ParamValue::Float(self.perplexity)),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("early_exaggeration", ParamValue::Float(self.early_exaggeration)),
-            ("exaggeration_iter", ParamValue::Int(self.exaggeration_iter as i64)),
-            ("learning_rate", self.learning_rate.map(ParamValue::Float).unwrap_or_else(|| ParamValue::Str("auto".into()))),
-            ("init", ParamValue::Str(if self.init == TsneInit::Pca { "pca" } else { "random" }.into())),
-            (
-                "gradient",
-                ParamValue::Str(
-                    match self.gradient {
-                        Gradient::Auto => "auto",
-                        Gradient::Exact => "exact",
-                        Gradient::BarnesHut => "barnes-hut",
-                        Gradient::Fft => "fft",
-                    }
-                    .into(),
-                ),
-            ),
-            ("theta", ParamValue::Float(self.theta)),
-            ("schedule", ParamValue::Str(if self.schedule == Schedule::Drtoolbox { "drtoolbox" } else { "modern" }.into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         check_input("tsne", &input.x, 3)?;
@@ -413,47 +400,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: true,
-        params: vec![
-            dim(),
-            float_in("perplexity", closed(1.0), open(f64::INFINITY), 30.0, "perplexity u of the conditional affinities (must be < N - 1); drtoolbox's and scikit-learn's default 30"),
-            int("max_iter", 1, 1000, "total iterations, early exaggeration included"),
-            float("early_exaggeration", 1.0, 1000.0, 12.0, "factor alpha on P during the first exaggeration_iter iterations"),
-            int("exaggeration_iter", 0, 250, "iterations under early exaggeration (momentum 0.5; 0.8 after)"),
-            auto(float_in("learning_rate", open(0.0), open(f64::INFINITY), 200.0, "step size; auto = max(N / 12, 50)")),
-            choice("init", &["pca", "random"], "pca", "pca: top principal components, PC1 scaled to sd 1e-4; random: N(0, 1e-4^2) from the seed"),
-            choice(
-                "gradient",
-                &["auto", "exact", "barnes-hut", "fft"],
-                "auto",
-                "exact: all pairs, any dim; barnes-hut: sparse P on 3u neighbours and a quadtree, dim = 2; fft: sparse P and FFT-accelerated interpolation (FIt-SNE, openTSNE's defaults), dim = 2; auto: exact up to N = 1000, then for dim = 2 barnes-hut below N = 10000 and fft from there",
-            ),
-            float("theta", 0.0, 1.0, 0.5, "Barnes-Hut opening angle: a cell of side s at distance r is taken whole when s / r < theta (0: exact sums)"),
-            choice(
-                "schedule",
-                &["modern", "drtoolbox"],
-                "modern",
-                "modern: scikit-learn's optimiser with the parameters above; drtoolbox: the papers' tsne (min-max scaling, PCA to 30 dims, random init, exaggeration 4 until 100, momentum switch at 250, learning rate 500, 1000 iterations; overrides init, learning_rate and the schedule parameters)",
-            ),
-        ],
-        build: |p| {
-            Ok(Box::new(Tsne {
-                dim: p.dim("tsne")?,
-                perplexity: p.float("perplexity"),
-                max_iter: p.usize("max_iter"),
-                early_exaggeration: p.float("early_exaggeration"),
-                exaggeration_iter: p.usize("exaggeration_iter"),
-                learning_rate: p.auto_float("learning_rate"),
-                init: if p.str("init") == "pca" { TsneInit::Pca } else { TsneInit::Random },
-                gradient: match p.str("gradient") {
-                    "exact" => Gradient::Exact,
-                    "barnes-hut" => Gradient::BarnesHut,
-                    "fft" => Gradient::Fft,
-                    _ => Gradient::Auto,
-                },
-                theta: p.float("theta"),
-                schedule: if p.str("schedule") == "drtoolbox" { Schedule::Drtoolbox } else { Schedule::Modern },
-            }))
-        },
+        params: Tsne::schema(()),
+        build: |p| declare::build::<Tsne>("tsne", (), p),
     }
 }
 

@@ -49,11 +49,11 @@
 //! principal points, in the input space) with P recomputed at the final C; `graph` = W over the K
 //! centres; `history` = rho per iteration. [`Rpg::fit_graph`] returns the full [`PrincipalGraph`].
 
+use crate::api::declare::{self, coded, declare_params, fixed, param_choice, Declared, ParamType};
 use crate::api::info::{auto, choice, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, MethodError, Output, ParamMap, ParamValue, Result, Trace, AUTO};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, MethodError, Output, ParamMap, ParamValue, Result, Trace};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::{sq_dists, Cholesky};
@@ -73,46 +73,96 @@ pub const P_TRUNCATION_NATS: f64 = 40.0;
 /// `PrincipalGraph::p` is kept only when N K is at most this (8 bytes each).
 pub const KEEP_P_MAX_ENTRIES: usize = 4_000_000;
 
-/// Which graph the W-step learns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GraphKind {
-    /// Minimum-cost spanning tree (eq. 20), binary weights.
-    Tree,
-    /// Weighted undirected L1 graph (LP eq. 19 / 23).
-    L1,
+param_choice! {
+    /// Which graph the W-step learns.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum GraphKind {
+        /// Minimum-cost spanning tree (eq. 20), binary weights.
+        Tree = "tree",
+        /// Weighted undirected L1 graph (LP eq. 19 / 23).
+        L1 = "l1",
+    }
 }
 
-/// Regularized principal graph learning (004 Algorithms 1 and 2).
-#[derive(Debug, Clone)]
-pub struct Rpg {
-    /// Spanning tree or L1 graph.
-    pub graph: GraphKind,
-    /// Landmark variant (Algorithm 2): `ncenter = 0` means `min(1000, N)` instead of N.
-    pub landmark: bool,
-    /// Number of centres K; 0 = N (Algorithm 1) or `min(1000, N)` (landmark). K = N starts at the
-    /// data, K < N at seeded k-means centres. `2 <= K <= N`.
-    pub ncenter: usize,
-    /// Weight of the L1 reconstruction term (L1 graph only), `>= 0`.
-    pub lambda: f64,
-    /// Softmax bandwidth `sigma > 0` (eq. 18).
-    pub sigma: f64,
-    /// Trade-off `gamma > 0` between the graph length and the data term.
-    pub gamma: f64,
-    /// Maximum number of iterations (>= 1).
-    pub max_iter: usize,
-    /// Relative objective change at which to stop (paper: 1e-5).
-    pub tol: f64,
-    /// Side information for the L1 graph: edges only between `nn`-nearest neighbours of the
-    /// dictionary (symmetrised, "or"); 0 = all pairs (eq. 19 without side information).
-    pub nn: usize,
-    /// Lloyd iterations of the k-means initialisation.
-    pub kmeans_iter: usize,
+/// The registry entry an [`Rpg`] belongs to: `rpg-tree`, `rpg-l1` or `rpg-landmark`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RpgEntry {
+    /// `rpg-tree`: Algorithm 1 with a spanning tree.
+    Tree,
+    /// `rpg-l1`: Algorithm 1 with an L1 graph.
+    L1,
+    /// `rpg-landmark`: Algorithm 2, either graph.
+    Landmark,
+}
+
+impl RpgEntry {
+    /// The value of this entry among one for each.
+    pub fn pick<T>(self, tree: T, l1: T, landmark: T) -> T {
+        match self {
+            RpgEntry::Tree => tree,
+            RpgEntry::L1 => l1,
+            RpgEntry::Landmark => landmark,
+        }
+    }
+}
+
+const NC_DOC: &str = "number of centres K; auto = N (Algorithm 1: centres start at the data points); 2 <= K < N starts from seeded k-means centres";
+const NC_DOC_LANDMARK: &str = "number of landmarks K; auto = min(1000, N) (the paper's K = 1000); K < N starts from seeded k-means centres, K = N at the data";
+const UNUSED_BY_TREE: &str = "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)";
+
+/// `ncenter`: the field's 0 is the schema's `auto`.
+fn ncenter_from_value(v: &ParamValue) -> Option<usize> {
+    Option::<usize>::from_value(v).map(|k| k.unwrap_or(0))
+}
+
+fn ncenter_to_value(k: &usize) -> ParamValue {
+    (*k != 0).then_some(*k).to_value()
+}
+
+declare_params! {
+    // one declaration for rpg-tree, rpg-l1 and rpg-landmark (defaults and docs differ; the
+    // landmark entry chooses its graph)
+    entry entry: RpgEntry = |m| match (m.landmark, m.graph) {
+        (true, _) => RpgEntry::Landmark,
+        (false, GraphKind::Tree) => RpgEntry::Tree,
+        (false, GraphKind::L1) => RpgEntry::L1,
+    };
+    /// Regularized principal graph learning (004 Algorithms 1 and 2).
+    #[derive(Debug, Clone)]
+    pub struct Rpg {
+        /// Landmark variant (Algorithm 2): `ncenter = 0` means `min(1000, N)` instead of N.
+        pub landmark: bool = fixed(entry == RpgEntry::Landmark),
+        /// Number of centres K; 0 = N (Algorithm 1) or `min(1000, N)` (landmark). K = N starts at the
+        /// data, K < N at seeded k-means centres. `2 <= K <= N`.
+        pub ncenter: usize = coded(auto(int("ncenter", 2, 2, entry.pick(NC_DOC, NC_DOC, NC_DOC_LANDMARK))), ncenter_from_value, ncenter_to_value),
+        /// Weight of the L1 reconstruction term (L1 graph only), `>= 0`.
+        pub lambda: f64 = float_in("lambda", closed(0.0), open(f64::INFINITY), entry.pick(1.0, 1.0, 0.1), entry.pick(UNUSED_BY_TREE, "weight lambda >= 0 of the L1 reconstruction term sum_k ||z_k - sum_l w_lk z_l||_1 (Z = the initial centres)", "weight lambda >= 0 of the L1 reconstruction term (graph = \"l1\"; the paper's large-scale runs use 0.1)")),
+        /// Softmax bandwidth `sigma > 0` (eq. 18).
+        pub sigma: f64 = positive("sigma", entry.pick(0.01, 0.01, 0.1), "softmax bandwidth sigma > 0: p_ik ∝ exp(-||x_i - c_k||^2 / sigma) (004 eq. 18)"),
+        /// Trade-off `gamma > 0` between the graph length and the data term.
+        pub gamma: f64 = positive("gamma", entry.pick(10.0, 10.0, 1.0), "trade-off gamma > 0 between the graph length and the data term (C = (2/gamma L + Lambda)^-1 P^T X)"),
+        /// Maximum number of iterations (>= 1).
+        pub max_iter: usize = int("max_iter", 1, 100, "maximum number of alternating iterations"),
+        /// Relative objective change at which to stop (paper: 1e-5).
+        pub tol: f64 = float_in("tol", closed(0.0), open(f64::INFINITY), 1e-5, "stop when abs(rho_l - rho_{l-1}) <= tol abs(rho_{l-1}) (paper: 1e-5)"),
+        /// Side information for the L1 graph: edges only between `nn`-nearest neighbours of the
+        /// dictionary (symmetrised, "or"); 0 = all pairs (eq. 19 without side information).
+        pub nn: usize = int("nn", 0, 5, entry.pick(UNUSED_BY_TREE, "side information: candidate edges are the symmetrised nn-NN graph of the initial centres (eq. 23); 0 = all pairs (eq. 19, K <= 400)", "side information for graph = \"l1\": symmetrised nn-NN graph of the landmarks; 0 = all pairs")),
+        /// Spanning tree or L1 graph.
+        pub graph: GraphKind = match entry {
+            RpgEntry::Tree => fixed(GraphKind::Tree),
+            RpgEntry::L1 => fixed(GraphKind::L1),
+            RpgEntry::Landmark => choice("graph", GraphKind::NAMES, "tree", "graph learned over the landmarks: minimum spanning tree (eq. 20) or L1 graph (eq. 19 / 23)").into(),
+        },
+        /// Lloyd iterations of the k-means initialisation.
+        pub kmeans_iter: usize = fixed(20),
+    }
 }
 
 impl Default for Rpg {
+    /// 004 Table 1, tree row: the `rpg-tree` registry defaults.
     fn default() -> Self {
-        // 004 Table 1, tree row.
-        Rpg { graph: GraphKind::Tree, landmark: false, ncenter: 0, lambda: 1.0, sigma: 0.01, gamma: 10.0, max_iter: 100, tol: 1e-5, nn: 5, kmeans_iter: 20 }
+        Rpg::defaults(RpgEntry::Tree)
     }
 }
 
@@ -638,19 +688,7 @@ impl Embedder for Rpg {
         }
     }
     fn params(&self) -> ParamMap {
-        let mut p = param_map([
-            ("ncenter", if self.ncenter == 0 { ParamValue::Str(AUTO.into()) } else { ParamValue::Int(self.ncenter as i64) }),
-            ("lambda", ParamValue::Float(self.lambda)),
-            ("sigma", ParamValue::Float(self.sigma)),
-            ("gamma", ParamValue::Float(self.gamma)),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-            ("nn", ParamValue::Int(self.nn as i64)),
-        ]);
-        if self.landmark {
-            p.insert("graph".into(), ParamValue::Str(if self.graph == GraphKind::L1 { "l1" } else { "tree" }.into()));
-        }
-        p
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let (x, seed) = (input.x, input.seed);
@@ -669,37 +707,8 @@ impl Embedder for Rpg {
     }
 }
 
-fn common_params(ncenter_doc: &'static str, sigma: f64, gamma: f64, lambda: f64, lambda_doc: &'static str, nn_doc: &'static str) -> Vec<crate::ParamSchema> {
-    vec![
-        auto(int("ncenter", 2, 2, ncenter_doc)),
-        float_in("lambda", closed(0.0), open(f64::INFINITY), lambda, lambda_doc),
-        positive("sigma", sigma, "softmax bandwidth sigma > 0: p_ik ∝ exp(-||x_i - c_k||^2 / sigma) (004 eq. 18)"),
-        positive("gamma", gamma, "trade-off gamma > 0 between the graph length and the data term (C = (2/gamma L + Lambda)^-1 P^T X)"),
-        int("max_iter", 1, 100, "maximum number of alternating iterations"),
-        float_in("tol", closed(0.0), open(f64::INFINITY), 1e-5, "stop when abs(rho_l - rho_{l-1}) <= tol abs(rho_{l-1}) (paper: 1e-5)"),
-        int("nn", 0, 5, nn_doc),
-    ]
-}
-
-fn build(p: &crate::ParamMap, graph: GraphKind, landmark: bool) -> Rpg {
-    Rpg {
-        graph,
-        landmark,
-        // 0 is the struct's "choose" value (auto in the schema)
-        ncenter: p.auto_usize("ncenter").unwrap_or(0),
-        lambda: p.float("lambda"),
-        sigma: p.float("sigma"),
-        gamma: p.float("gamma"),
-        max_iter: p.usize("max_iter"),
-        tol: p.float("tol"),
-        nn: p.usize("nn"),
-        kmeans_iter: 20,
-    }
-}
-
 const REF: &str =
     "Mao, Wang, Tsang, Sun, A Novel Regularized Principal Graph Learning Framework on Explicit Graph Representation (004 §3-5, Alg. 1 and 2); SimplePPT";
-const NC_DOC: &str = "number of centres K; auto = N (Algorithm 1: centres start at the data points); 2 <= K < N starts from seeded k-means centres";
 
 pub(crate) fn info_tree() -> MethodInfo {
     MethodInfo {
@@ -712,8 +721,8 @@ pub(crate) fn info_tree() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: true,
-        params: common_params(NC_DOC, 0.01, 10.0, 1.0, "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)", "unused by the spanning tree (accepted so that 004 Table 1 rows apply to both graphs)"),
-        build: |p| Ok(Box::new(build(p, GraphKind::Tree, false))),
+        params: Rpg::schema(RpgEntry::Tree),
+        build: |p| declare::build::<Rpg>("rpg-tree", RpgEntry::Tree, p),
     }
 }
 
@@ -728,21 +737,12 @@ pub(crate) fn info_l1() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: true,
-        params: common_params(NC_DOC, 0.01, 10.0, 1.0, "weight lambda >= 0 of the L1 reconstruction term sum_k ||z_k - sum_l w_lk z_l||_1 (Z = the initial centres)", "side information: candidate edges are the symmetrised nn-NN graph of the initial centres (eq. 23); 0 = all pairs (eq. 19, K <= 400)"),
-        build: |p| Ok(Box::new(build(p, GraphKind::L1, false))),
+        params: Rpg::schema(RpgEntry::L1),
+        build: |p| declare::build::<Rpg>("rpg-l1", RpgEntry::L1, p),
     }
 }
 
 pub(crate) fn info_landmark() -> MethodInfo {
-    let mut params = common_params(
-        "number of landmarks K; auto = min(1000, N) (the paper's K = 1000); K < N starts from seeded k-means centres, K = N at the data",
-        0.1,
-        1.0,
-        0.1,
-        "weight lambda >= 0 of the L1 reconstruction term (graph = \"l1\"; the paper's large-scale runs use 0.1)",
-        "side information for graph = \"l1\": symmetrised nn-NN graph of the landmarks; 0 = all pairs",
-    );
-    params.push(choice("graph", &["tree", "l1"], "tree", "graph learned over the landmarks: minimum spanning tree (eq. 20) or L1 graph (eq. 19 / 23)"));
     MethodInfo {
         name: "rpg-landmark",
         summary: "Landmark regularized principal graph (004 Algorithm 2): K << N k-means landmarks, then the rpg-tree / rpg-l1 iterations over them at O(N K D + K^3) per iteration; embedding = P C.",
@@ -753,7 +753,7 @@ pub(crate) fn info_landmark() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: true,
-        params,
-        build: |p| Ok(Box::new(build(p, if p.str("graph") == "l1" { GraphKind::L1 } else { GraphKind::Tree }, true))),
+        params: Rpg::schema(RpgEntry::Landmark),
+        build: |p| declare::build::<Rpg>("rpg-landmark", RpgEntry::Landmark, p),
     }
 }

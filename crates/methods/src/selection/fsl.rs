@@ -54,12 +54,10 @@
 //! support `{r : theta_r > 0}`). This is how the k-means protocol of Table III runs on the selected
 //! features.
 
+use crate::api::declare::{self, declare_params, fixed, Declared};
 use crate::api::info::{float, int, positive, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{
-    check_input, numerical, param_map, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace,
-};
+use crate::api::{check_input, numerical, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use structdr_linalg::eigh;
 use structdr_numerics::graphs::laplacian::of_dense as laplacian;
@@ -71,26 +69,24 @@ pub const ARMIJO: f64 = 1e-4;
 /// Maximum halvings of a step before the iteration is declared stalled.
 pub const MAX_BACKTRACK: usize = 60;
 
-/// FSL parameters (001 §IV, Alg. 2).
-#[derive(Debug, Clone)]
-pub struct Fsl {
-    /// `lambda > 0`: every row of W sums to lambda (the weight of the slack `rho_i` in (33)).
-    pub lambda: f64,
-    /// `gamma > 0`: precision of the prior `N(0, gamma^-1 I)`; large gamma makes theta sparse.
-    pub gamma: f64,
-    /// `0 < b <= M`: `sum_r theta_r = b`.
-    pub b: f64,
-    /// Iteration cap.
-    pub max_iter: usize,
-    /// Relative-decrease stopping tolerance (see the module doc).
-    pub tol: f64,
-    /// Whether `w_ii` belongs to the variables (see the module doc); default false (`w_ii = 0`).
-    pub self_loops: bool,
-}
-
-impl Default for Fsl {
-    fn default() -> Self {
-        Fsl { lambda: 10.0, gamma: 100.0, b: 1.0, max_iter: 500, tol: 1e-6, self_loops: false }
+declare_params! {
+    /// FSL parameters (001 §IV, Alg. 2).
+    #[derive(Debug, Clone)]
+    pub struct Fsl {
+        /// `lambda > 0`: every row of W sums to lambda (the weight of the slack `rho_i` in (33)).
+        pub lambda: f64 = positive("lambda", 10.0, "row sum of W: sum_j w_ij = lambda (paper: 10 on two moons and in Fig. 8; tuned in [0.1, 10] for Table III)"),
+        /// `gamma > 0`: precision of the prior `N(0, gamma^-1 I)`; large gamma makes theta sparse.
+        pub gamma: f64 = positive("gamma", 100.0, "prior precision; larger gamma gives a sparser theta (paper: 100 throughout)"),
+        /// `0 < b <= M`: `sum_r theta_r = b`.
+        pub b: f64 = positive("b", 1.0, "sum of the feature weights theta, 0 < b <= M (paper: 1 on two moons; tuned in [0.1, 40] for Table III)"),
+        /// Iteration cap.
+        pub max_iter: usize = int("max_iter", 1, 500, "iteration cap of the projected-gradient loop"),
+        /// Relative-decrease stopping tolerance (see the module doc).
+        pub tol: f64 = float("tol", 0.0, 1.0, 1e-6, "stop when an iteration decreases g by at most tol * |g - g_0|, g_0 = -(M N / 2) log gamma"),
+        // read by the evaluation, not the fit
+        _ = int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features (0 = the support of theta); one fit serves every value").evaluation_stage(),
+        /// Whether `w_ii` belongs to the variables (see the module doc); default false (`w_ii = 0`).
+        pub self_loops: bool = fixed(false),
     }
 }
 
@@ -361,13 +357,7 @@ impl Embedder for Fsl {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("lambda", ParamValue::Float(self.lambda)),
-            ("gamma", ParamValue::Float(self.gamma)),
-            ("b", ParamValue::Float(self.b)),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -400,7 +390,6 @@ impl Embedder for Fsl {
 }
 
 pub(crate) fn info() -> MethodInfo {
-    let d = Fsl::default();
     MethodInfo {
         name: NAME,
         summary: "FSL feature selection: min over W (rows on the lambda-simplex) and theta (sum b, in [0,1]) of -1/2 sum_r log det(gamma I + 4 theta_r L_W) + sum_ij w_ij sum_r theta_r (x_ir - x_jr)^2; returns theta as feature weights and the features ranked (the runner scores X on the top n_selected).",
@@ -411,24 +400,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            positive("lambda", d.lambda, "row sum of W: sum_j w_ij = lambda (paper: 10 on two moons and in Fig. 8; tuned in [0.1, 10] for Table III)"),
-            positive("gamma", d.gamma, "prior precision; larger gamma gives a sparser theta (paper: 100 throughout)"),
-            positive("b", d.b, "sum of the feature weights theta, 0 < b <= M (paper: 1 on two moons; tuned in [0.1, 40] for Table III)"),
-            int("max_iter", 1, d.max_iter as i64, "iteration cap of the projected-gradient loop"),
-            float("tol", 0.0, 1.0, d.tol, "stop when an iteration decreases g by at most tol * |g - g_0|, g_0 = -(M N / 2) log gamma"),
-            int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features (0 = the support of theta); one fit serves every value").evaluation_stage(),
-        ],
-        build: |p| {
-            Ok(Box::new(Fsl {
-                lambda: p.float("lambda"),
-                gamma: p.float("gamma"),
-                b: p.float("b"),
-                max_iter: p.usize("max_iter"),
-                tol: p.float("tol"),
-                self_loops: false,
-            }))
-        },
+        params: Fsl::schema(()),
+        build: |p| declare::build::<Fsl>(NAME, (), p),
     }
 }
 

@@ -1,14 +1,17 @@
 //! The identity "embedding" `Y = X`: the no-reduction baseline (and a check of the metrics).
 
+use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::MethodInfo;
 use crate::api::OutputKind;
-use crate::api::{check_features, check_input, param_map, Embedder, FitInput, Fitted, ParamMap, Result, Transform};
+use crate::api::{check_features, check_input, Embedder, FitInput, Fitted, ParamMap, Result, Transform};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 
-/// `Y = X`.
-#[derive(Debug, Clone, Default)]
-pub struct Identity;
+declare_params! {
+    /// `Y = X`.
+    #[derive(Debug, Clone)]
+    pub struct Identity {}
+}
 
 impl Embedder for Identity {
     fn name(&self) -> &'static str {
@@ -18,7 +21,7 @@ impl Embedder for Identity {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -53,7 +56,7 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: true,
         randomised: false,
-        params: vec![],
-        build: |_| Ok(Box::new(Identity)),
+        params: Identity::schema(()),
+        build: |p| declare::build::<Identity>("identity", (), p),
     }
 }

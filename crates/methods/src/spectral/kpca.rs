@@ -16,10 +16,10 @@
 //! Cost: O(N^2 D) for the distances, O(N^3) for the eigenproblem (`dsyevr` tridiagonalisation)
 //! and N^2 doubles of memory (200 MB at N = 5000).
 
+use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{dim, float, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_features, check_input, numerics, param_map, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform};
+use crate::api::{check_features, check_input, numerics, Embedder, FitInput, Fitted, MethodError, ParamMap, Result, Transform};
 use ndarray::{ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -34,13 +34,15 @@ pub const MEDIAN_PAIRS: usize = 1 << 20;
 /// Seed of the pair sample (fixed: the median does not depend on the fit seed).
 pub const MEDIAN_SEED: u64 = 0x6b70_6361_6d65_6469;
 
-/// Gaussian kernel PCA to `dim` dimensions, kernel width `bandwidth x` the median pairwise distance.
-#[derive(Debug, Clone)]
-pub struct KernelPca {
-    /// Target dimension d (`d < N`).
-    pub dim: usize,
-    /// `b > 0`: the kernel width is `sigma = b m` with `m` the median pairwise distance.
-    pub bandwidth: f64,
+declare_params! {
+    /// Gaussian kernel PCA to `dim` dimensions, kernel width `bandwidth x` the median pairwise distance.
+    #[derive(Debug, Clone)]
+    pub struct KernelPca {
+        /// Target dimension d (`d < N`).
+        pub dim: usize = dim(),
+        /// `b > 0`: the kernel width is `sigma = b m` with `m` the median pairwise distance.
+        pub bandwidth: f64 = float("bandwidth", 1e-6, 1e6, 1.0, "kernel width as a multiple b of the median pairwise distance m: k(x, y) = exp(-||x - y||^2 / (2 (b m)^2)) (m exact for N <= 3000, else from 2^20 fixed-seed sampled pairs)"),
+    }
 }
 
 /// Median of the distances `sqrt(sq[i, j])` over pairs `i < j` (exact for N <= 3000, otherwise
@@ -120,7 +122,7 @@ impl Embedder for KernelPca {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([("dim", ParamValue::Int(self.dim as i64)), ("bandwidth", ParamValue::Float(self.bandwidth))])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -168,7 +170,8 @@ impl Embedder for KernelPca {
 pub(crate) fn info() -> MethodInfo {
     MethodInfo {
         name: "kpca",
-        summary: "Gaussian kernel PCA: K_ij = exp(-||x_i - x_j||^2 / (2 (b m)^2)) with m the median pairwise distance, Kc = H K H, Y = V_d diag(sqrt(lambda_d)).",
+        summary:
+            "Gaussian kernel PCA: K_ij = exp(-||x_i - x_j||^2 / (2 (b m)^2)) with m the median pairwise distance, Kc = H K H, Y = V_d diag(sqrt(lambda_d)).",
         reference: "Schölkopf, Smola & Müller 1998; drtoolbox KernelPCA ('gauss'); scikit-learn KernelPCA(kernel='rbf')",
         version: 1,
         output: OutputKind::Embedding,
@@ -176,17 +179,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: true,
         randomised: false,
-        params: vec![
-            dim(),
-            float(
-                "bandwidth",
-                1e-6,
-                1e6,
-                1.0,
-                "kernel width as a multiple b of the median pairwise distance m: k(x, y) = exp(-||x - y||^2 / (2 (b m)^2)) (m exact for N <= 3000, else from 2^20 fixed-seed sampled pairs)",
-            ),
-        ],
-        build: |p| Ok(Box::new(KernelPca { dim: p.dim("kpca")?, bandwidth: p.float("bandwidth") })),
+        params: KernelPca::schema(()),
+        build: |p| declare::build::<KernelPca>("kpca", (), p),
     }
 }
 

@@ -20,37 +20,41 @@
 //! memory (200 MB at N = 5000), although `W` has only O(N k) non-zeros; fine up to N of a few
 //! thousand. A sparse shift-invert Lanczos would be O(N k) per iteration (not implemented).
 
+use crate::api::declare::{self, declare_params, param_choice, Declared};
 use crate::api::info::disconnected_param;
 use crate::api::info::{choice, dim, float, int, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
+use crate::api::{check_input, numerics, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, Result};
 use ndarray::Array2;
 use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
 use structdr_numerics::spectral::bottom_nontrivial;
 
-/// Edge weights of the Laplacian eigenmap graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Weights {
-    /// `w_ij = exp(-||x_i - x_j||^2 / t)`.
-    Heat,
-    /// `w_ij = 1`.
-    Binary,
+param_choice! {
+    /// Edge weights of the Laplacian eigenmap graph.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Weights {
+        /// `w_ij = exp(-||x_i - x_j||^2 / t)`.
+        Heat = "heat",
+        /// `w_ij = 1`.
+        Binary = "binary",
+    }
 }
 
-/// Laplacian eigenmaps to `dim` dimensions on the `k`-NN graph.
-#[derive(Debug, Clone)]
-pub struct LaplacianEigenmaps {
-    /// Target dimension d (`d + 1 <= N`).
-    pub dim: usize,
-    /// Neighbours per sample (before symmetrisation), `1 <= k < N`.
-    pub k: usize,
-    /// Heat-kernel or binary weights.
-    pub weights: Weights,
-    /// Heat-kernel width `t` in `exp(-||x_i - x_j||^2 / t)`; `0` = automatic (see the module doc).
-    pub t: f64,
-    /// What to do with a disconnected K-NN graph.
-    pub disconnected: Disconnected,
+declare_params! {
+    /// Laplacian eigenmaps to `dim` dimensions on the `k`-NN graph.
+    #[derive(Debug, Clone)]
+    pub struct LaplacianEigenmaps {
+        /// Target dimension d (`d + 1 <= N`).
+        pub dim: usize = dim(),
+        /// Neighbours per sample (before symmetrisation), `1 <= k < N`.
+        pub k: usize = int("k", 1, 12, "neighbours per sample before symmetrisation (i ~ j if j in kNN(i) or i in kNN(j)); 12 as in drtoolbox"),
+        /// Heat-kernel or binary weights.
+        pub weights: Weights = choice("weights", Weights::NAMES, "heat", "edge weights: heat w_ij = exp(-||x_i - x_j||^2 / t), or binary w_ij = 1"),
+        /// Heat-kernel width `t` in `exp(-||x_i - x_j||^2 / t)`; `0` = automatic (see the module doc).
+        pub t: f64 = float("t", 0.0, f64::INFINITY, 0.0, "heat-kernel width t in w_ij = exp(-||x_i - x_j||^2 / t); 0 = automatic t = 2 max over graph edges of ||x_i - x_j||^2 (drtoolbox's sigma = 1 on max-normalised squared distances); inf = binary"),
+        /// What to do with a disconnected K-NN graph.
+        pub disconnected: Disconnected = disconnected_param(),
+    }
 }
 
 /// The automatic heat width: `t = 2 max_{(i,j) in E} ||x_i - x_j||^2` (drtoolbox, sigma = 1); 1 if
@@ -92,13 +96,7 @@ impl Embedder for LaplacianEigenmaps {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("weights", ParamValue::Str(if self.weights == Weights::Binary { "binary" } else { "heat" }.into())),
-            ("t", ParamValue::Float(self.t)),
-            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -138,7 +136,8 @@ impl Embedder for LaplacianEigenmaps {
 pub(crate) fn info() -> MethodInfo {
     MethodInfo {
         name: "le",
-        summary: "Laplacian eigenmaps: generalised eigenvectors 2..d+1 of L v = lambda D v on the symmetrised k-NN graph, W_ij = exp(-||x_i - x_j||^2 / t) or 1.",
+        summary:
+            "Laplacian eigenmaps: generalised eigenvectors 2..d+1 of L v = lambda D v on the symmetrised k-NN graph, W_ij = exp(-||x_i - x_j||^2 / t) or 1.",
         reference: "Belkin & Niyogi 2003; drtoolbox laplacian_eigen (k = 12, sigma = 1); scikit-learn spectral_embedding",
         version: 1,
         output: OutputKind::Embedding,
@@ -146,27 +145,7 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            int("k", 1, 12, "neighbours per sample before symmetrisation (i ~ j if j in kNN(i) or i in kNN(j)); 12 as in drtoolbox"),
-            choice("weights", &["heat", "binary"], "heat", "edge weights: heat w_ij = exp(-||x_i - x_j||^2 / t), or binary w_ij = 1"),
-            float(
-                "t",
-                0.0,
-                f64::INFINITY,
-                0.0,
-                "heat-kernel width t in w_ij = exp(-||x_i - x_j||^2 / t); 0 = automatic t = 2 max over graph edges of ||x_i - x_j||^2 (drtoolbox's sigma = 1 on max-normalised squared distances); inf = binary",
-            ),
-            disconnected_param(),
-        ],
-        build: |p| {
-            Ok(Box::new(LaplacianEigenmaps {
-                dim: p.dim("le")?,
-                k: p.usize("k"),
-                weights: if p.str("weights") == "binary" { Weights::Binary } else { Weights::Heat },
-                t: p.float("t"),
-                disconnected: Disconnected::parse(p.str("disconnected")).expect("validated choice"),
-            }))
-        },
+        params: LaplacianEigenmaps::schema(()),
+        build: |p| declare::build::<LaplacianEigenmaps>("le", (), p),
     }
 }

@@ -17,25 +17,27 @@
 //! Cost: O(N^2 D) for the K-NN search, O(N k^3 + N k^2 D) for the weights, and a dense O(N^3)
 //! eigenproblem with N^2 doubles of memory (M has only O(N k^2) non-zeros).
 
+use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::disconnected_param;
 use crate::api::info::{dim, float, int, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, ParamValue, Result};
+use crate::api::{check_input, numerics, Embedder, FitInput, Fitted, Graph, MethodError, ParamMap, Result};
 use structdr_numerics::graphs::Disconnected;
 use structdr_numerics::spectral::lle_coordinates;
 
-/// Standard LLE to `dim` dimensions with `k` neighbours.
-#[derive(Debug, Clone)]
-pub struct Lle {
-    /// Target dimension d (`d + 1 <= N`).
-    pub dim: usize,
-    /// Neighbours per sample, `1 <= k < N`.
-    pub k: usize,
-    /// Regulariser: `reg * trace(G_i)` is added to the diagonal of each local Gram matrix.
-    pub reg: f64,
-    /// What to do with a disconnected K-NN graph.
-    pub disconnected: Disconnected,
+declare_params! {
+    /// Standard LLE to `dim` dimensions with `k` neighbours.
+    #[derive(Debug, Clone)]
+    pub struct Lle {
+        /// Target dimension d (`d + 1 <= N`).
+        pub dim: usize = dim(),
+        /// Neighbours per sample, `1 <= k < N`.
+        pub k: usize = int("k", 2, 12, "neighbours per sample, >= 2 (with one neighbour every weight is 1 and M is the Laplacian of the 1-NN graph, whose null space is one indicator per 1-NN component: no embedding); 12 as in drtoolbox, scikit-learn defaults to 5"),
+        /// Regulariser: `reg * trace(G_i)` is added to the diagonal of each local Gram matrix.
+        pub reg: f64 = float("reg", 0.0, 1e3, 1e-3, "regulariser: reg * trace(G_i) is added to the diagonal of every local Gram matrix G_i (scikit-learn convention; drtoolbox adds 1e-5 trace only when k > D); with reg = 0 and k > D every G_i is singular and the Cholesky solve fails or is unstable"),
+        /// What to do with a disconnected K-NN graph.
+        pub disconnected: Disconnected = disconnected_param(),
+    }
 }
 
 impl Embedder for Lle {
@@ -46,12 +48,7 @@ impl Embedder for Lle {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("reg", ParamValue::Float(self.reg)),
-            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -83,25 +80,7 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            int("k", 2, 12, "neighbours per sample, >= 2 (with one neighbour every weight is 1 and M is the Laplacian of the 1-NN graph, whose null space is one indicator per 1-NN component: no embedding); 12 as in drtoolbox, scikit-learn defaults to 5"),
-            float(
-                "reg",
-                0.0,
-                1e3,
-                1e-3,
-                "regulariser: reg * trace(G_i) is added to the diagonal of every local Gram matrix G_i (scikit-learn convention; drtoolbox adds 1e-5 trace only when k > D); with reg = 0 and k > D every G_i is singular and the Cholesky solve fails or is unstable",
-            ),
-            disconnected_param(),
-        ],
-        build: |p| {
-            Ok(Box::new(Lle {
-                dim: p.dim("lle")?,
-                k: p.usize("k"),
-                reg: p.float("reg"),
-                disconnected: Disconnected::parse(p.str("disconnected")).expect("validated choice"),
-            }))
-        },
+        params: Lle::schema(()),
+        build: |p| declare::build::<Lle>("lle", (), p),
     }
 }

@@ -4,19 +4,21 @@
 //! `Xc^T Xc / (N-1) = V Lambda V^T` (descending), the embedding is `Y = Xc V_d`: the scores on the
 //! first d principal axes. Axis signs are canonicalised (largest |loading| positive).
 
+use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{dim, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_features, check_input, numerical, param_map, Embedder, FitInput, Fitted, MethodError, ParamMap, ParamValue, Result, Transform};
+use crate::api::{check_features, check_input, numerical, Embedder, FitInput, Fitted, MethodError, ParamMap, Result, Transform};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 use structdr_linalg::Pca as PcaBasis;
 
-/// PCA to `dim` dimensions.
-#[derive(Debug, Clone)]
-pub struct Pca {
-    /// Target dimension d.
-    pub dim: usize,
+declare_params! {
+    /// PCA to `dim` dimensions.
+    #[derive(Debug, Clone)]
+    pub struct Pca {
+        /// Target dimension d.
+        pub dim: usize = dim(),
+    }
 }
 
 impl Embedder for Pca {
@@ -27,7 +29,7 @@ impl Embedder for Pca {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([("dim", ParamValue::Int(self.dim as i64))])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -68,8 +70,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: true,
         randomised: false,
-        params: vec![dim()],
-        build: |p| Ok(Box::new(Pca { dim: p.dim("pca")? })),
+        params: Pca::schema(()),
+        build: |p| declare::build::<Pca>("pca", (), p),
     }
 }
 

@@ -11,18 +11,21 @@
 //! This module is also the worked example of `docs/adding-a-method.md`; the test
 //! `crates/runner/tests/adding_a_method.rs` checks that the page's code is this file's code.
 
+use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{dim, MethodInfo};
-use crate::api::{check_features, check_input, param_map, Embedder, FitInput, Fitted, OutputKind, ParamMap, ParamMapExt, ParamValue, Result, Transform};
+use crate::api::{check_features, check_input, Embedder, FitInput, Fitted, OutputKind, ParamMap, Result, Transform};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use std::sync::Arc;
 
-/// Gaussian random projection to `dim` dimensions.
-#[derive(Debug, Clone)]
-pub struct RandomProjection {
-    /// Target dimension d.
-    pub dim: usize,
+declare_params! {
+    /// Gaussian random projection to `dim` dimensions.
+    #[derive(Debug, Clone)]
+    pub struct RandomProjection {
+        /// Target dimension d.
+        pub dim: usize = dim(),
+    }
 }
 
 /// The fitted map `x -> (x - mu)^T R / sqrt(d)`.
@@ -48,7 +51,7 @@ impl Embedder for RandomProjection {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([("dim", ParamValue::Int(self.dim as i64))])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -78,8 +81,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: true,
         randomised: true,
-        params: vec![dim()],
-        build: |p| Ok(Box::new(RandomProjection { dim: p.dim("rproj")? })),
+        params: RandomProjection::schema(()),
+        build: |p| declare::build::<RandomProjection>("rproj", (), p),
     }
 }
 

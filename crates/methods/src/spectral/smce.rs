@@ -43,11 +43,11 @@
 //! iteration); then a dense O(N^3) eigenproblem with N^2 doubles of memory, as LE (the graph has
 //! at most N K edges). At N = 5000, K = 50 on one core the eigensolver is almost all of it.
 
+use crate::api::declare::{self, declare_params, param_choice, Declared};
 use crate::api::info::{choice, dim, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::Cholesky;
@@ -66,51 +66,39 @@ const POLISH_RTOL: f64 = 1e-9;
 /// Iterations a sign pattern must stay unchanged before it is polished.
 const STABLE_ITERS: usize = 5;
 
-/// The solver of the per-sample programs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocalSolver {
-    /// The exact active-set method ([`active_set`]), ADMM with pattern polish as its fallback.
-    Exact,
-    /// The reference code's ADMM and stopping rule only ([`admm`] without polish): reproduces
-    /// what the reference computes, including its early stops at small lambda.
-    Admm,
-}
-
-impl LocalSolver {
-    /// The spec spelling.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            LocalSolver::Exact => "exact",
-            LocalSolver::Admm => "admm",
-        }
+param_choice! {
+    /// The solver of the per-sample programs.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum LocalSolver {
+        /// The exact active-set method ([`active_set`]), ADMM with pattern polish as its fallback.
+        Exact = "exact",
+        /// The reference code's ADMM and stopping rule only ([`admm`] without polish): reproduces
+        /// what the reference computes, including its early stops at small lambda.
+        Admm = "admm",
     }
 }
 
-/// SMCE embedding to `dim` dimensions.
-#[derive(Debug, Clone)]
-pub struct Smce {
-    /// Target dimension d (`d + 1 <= N_distinct`).
-    pub dim: usize,
-    /// Neighbours per sample from which the sparse program chooses (`>= 1`; clamped to
-    /// `N_distinct - 1`).
-    pub k: usize,
-    /// Sparsity weight lambda > 0 of `lambda ||Q c||_1`.
-    pub lambda: f64,
-    /// Fraction in (0, 1] of each row's weight mass kept by the pruning step (reference 0.95).
-    pub prune: f64,
-    /// What to do with a disconnected SMCE graph.
-    pub disconnected: Disconnected,
-    /// Per-sample solver.
-    pub solver: LocalSolver,
-    /// ADMM iteration limit per sample.
-    pub max_iter: usize,
-    /// ADMM tolerance (reference thresholds `tol`, `tol`, `10 tol`).
-    pub tol: f64,
-}
-
-impl Default for Smce {
-    fn default() -> Smce {
-        Smce { dim: 2, k: 49, lambda: 10.0, prune: 0.95, disconnected: Disconnected::Connect, solver: LocalSolver::Exact, max_iter: 10_000, tol: 1e-6 }
+declare_params! {
+    /// SMCE embedding to `dim` dimensions.
+    #[derive(Debug, Clone)]
+    pub struct Smce {
+        /// Target dimension d (`d + 1 <= N_distinct`).
+        pub dim: usize = dim(),
+        /// Neighbours per sample from which the sparse program chooses (`>= 1`; clamped to
+        /// `N_distinct - 1`).
+        pub k: usize = int("k", 1, 49, "neighbours per sample the sparse program chooses from (x_i itself not counted; clamped to N_distinct - 1); 49 = the reference code's KMax = 50, which counts x_i"),
+        /// Sparsity weight lambda > 0 of `lambda ||Q c||_1`.
+        pub lambda: f64 = positive("lambda", 10.0, "sparsity weight lambda in lambda ||Q c||_1 + 1/2 ||X c||^2 (reference default 10; the SPL paper tunes 0.01, 0.1, 1, 10)"),
+        /// Fraction in (0, 1] of each row's weight mass kept by the pruning step (reference 0.95).
+        pub prune: f64 = float_in("prune", open(0.0), closed(1.0), 0.95, "per row, keep the largest weights until they reach this fraction of the row's sum (the reference smce.m's processC(W, 0.95)); 1 keeps every non-zero weight"),
+        /// What to do with a disconnected SMCE graph.
+        pub disconnected: Disconnected = choice("disconnected", &["connect", "error"], "connect", "if the SMCE graph is disconnected: \"connect\" joins the components along the shortest point pairs between them (a minimum spanning tree of the components), each with the smallest SMCE weight; \"error\" fails and reports the component sizes"),
+        /// Per-sample solver.
+        pub solver: LocalSolver = choice("solver", LocalSolver::NAMES, "exact", "per-sample solver: \"exact\" = active-set method to a KKT point (ADMM with pattern polish as fallback); \"admm\" = the reference code's ADMM and stopping rule alone (mu = 10), which stops early at small lambda"),
+        /// ADMM iteration limit per sample.
+        pub max_iter: usize = int("max_iter", 1, 10_000, "ADMM iteration limit per sample (reference 10000), for solver = \"admm\" and the exact solver's fallback"),
+        /// ADMM tolerance (reference thresholds `tol`, `tol`, `10 tol`).
+        pub tol: f64 = positive("tol", 1e-6, "ADMM stopping tolerance: mean |z - c| <= tol, |1^T z - 1| <= tol, mean |z - z_prev| <= 10 tol (reference 1e-6, 1e-6, 1e-5); for solver = \"admm\" and the exact solver's fallback"),
     }
 }
 
@@ -632,16 +620,7 @@ impl Embedder for Smce {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("lambda", ParamValue::Float(self.lambda)),
-            ("prune", ParamValue::Float(self.prune)),
-            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
-            ("solver", ParamValue::Str(self.solver.as_str().into())),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -755,44 +734,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            int("k", 1, 49, "neighbours per sample the sparse program chooses from (x_i itself not counted; clamped to N_distinct - 1); 49 = the reference code's KMax = 50, which counts x_i"),
-            positive("lambda", 10.0, "sparsity weight lambda in lambda ||Q c||_1 + 1/2 ||X c||^2 (reference default 10; the SPL paper tunes 0.01, 0.1, 1, 10)"),
-            float_in(
-                "prune",
-                open(0.0),
-                closed(1.0),
-                0.95,
-                "per row, keep the largest weights until they reach this fraction of the row's sum (the reference smce.m's processC(W, 0.95)); 1 keeps every non-zero weight",
-            ),
-            choice(
-                "disconnected",
-                &["connect", "error"],
-                "connect",
-                "if the SMCE graph is disconnected: \"connect\" joins the components along the shortest point pairs between them (a minimum spanning tree of the components), each with the smallest SMCE weight; \"error\" fails and reports the component sizes",
-            ),
-            choice(
-                "solver",
-                &["exact", "admm"],
-                "exact",
-                "per-sample solver: \"exact\" = active-set method to a KKT point (ADMM with pattern polish as fallback); \"admm\" = the reference code's ADMM and stopping rule alone (mu = 10), which stops early at small lambda",
-            ),
-            int("max_iter", 1, 10_000, "ADMM iteration limit per sample (reference 10000), for solver = \"admm\" and the exact solver's fallback"),
-            positive("tol", 1e-6, "ADMM stopping tolerance: mean |z - c| <= tol, |1^T z - 1| <= tol, mean |z - z_prev| <= 10 tol (reference 1e-6, 1e-6, 1e-5); for solver = \"admm\" and the exact solver's fallback"),
-        ],
-        build: |p| {
-            Ok(Box::new(Smce {
-                dim: p.dim(M)?,
-                k: p.usize("k"),
-                lambda: p.float("lambda"),
-                prune: p.float("prune"),
-                disconnected: Disconnected::parse(p.str("disconnected")).expect("validated choice"),
-                solver: if p.str("solver") == "admm" { LocalSolver::Admm } else { LocalSolver::Exact },
-                max_iter: p.usize("max_iter"),
-                tol: p.float("tol"),
-            }))
-        },
+        params: Smce::schema(()),
+        build: |p| declare::build::<Smce>(M, (), p),
     }
 }
 

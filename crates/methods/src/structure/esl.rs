@@ -35,11 +35,11 @@
 
 use super::pair_dual::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
 use super::pair_dual::{edges_above, for_each_pair, log_det_grad, n_pairs};
+use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{choice, dim, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, Cholesky, LinalgError};
 use structdr_numerics::affinities::perplexity_affinities;
@@ -48,23 +48,25 @@ use structdr_numerics::optim::Solver;
 /// Relative edge threshold: an edge is kept when `w_ij > EDGE_THRESHOLD * max w`.
 pub const EDGE_THRESHOLD: f64 = 1e-6;
 
-/// ESL with parameters `dim` (= m), `lambda` (= lambda_v), `C`, `perplexity`, `max_iter`, `tol`.
-#[derive(Debug, Clone)]
-pub struct Esl {
-    /// Embedding dimension m.
-    pub dim: usize,
-    /// `lambda_v in (0, 1)`: `lambda = lambda_v lambda_u`.
-    pub lambda_v: f64,
-    /// Upper bound `C > 0` of every `w_ij` (`inf` allowed).
-    pub c: f64,
-    /// Perplexity `u` of the conditional affinities, `1 <= u < N - 1`.
-    pub perplexity: f64,
-    /// Iteration limit of the dual solver.
-    pub max_iter: usize,
-    /// Stop when `||proj grad f||_inf <= tol * ||proj grad f(0)||_inf`.
-    pub tol: f64,
-    /// Bound-constrained solver of the dual.
-    pub solver: Solver,
+declare_params! {
+    /// ESL with parameters `dim` (= m), `lambda` (= lambda_v), `C`, `perplexity`, `max_iter`, `tol`, `solver`.
+    #[derive(Debug, Clone)]
+    pub struct Esl {
+        /// Embedding dimension m.
+        pub dim: usize = dim(),
+        /// `lambda_v in (0, 1)`: `lambda = lambda_v lambda_u`.
+        pub lambda_v: f64 = float_in("lambda", open(0.0), open(1.0), 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),
+        /// Upper bound `C > 0` of every `w_ij` (`inf` allowed).
+        pub c: f64 = float_in("C", open(0.0), closed(f64::INFINITY), 1.0, "upper bound C > 0 of every w_ij (inf allowed)"),
+        /// Perplexity `u` of the conditional affinities, `1 <= u < N - 1`.
+        pub perplexity: f64 = float_in("perplexity", closed(1.0), open(f64::INFINITY), 30.0, "perplexity u of the conditional affinities p_(j|i) (must be < N - 1)"),
+        /// Iteration limit of the dual solver.
+        pub max_iter: usize = int("max_iter", 1, 500, "iteration limit of the dual solver"),
+        /// Stop when `||proj grad f||_inf <= tol * ||proj grad f(0)||_inf`.
+        pub tol: f64 = float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
+        /// Bound-constrained solver of the dual.
+        pub solver: Solver = choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
+    }
 }
 
 /// The ESL dual objective `f(w)` (module doc) on pair variables.
@@ -164,15 +166,7 @@ impl Embedder for Esl {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("lambda", ParamValue::Float(self.lambda_v)),
-            ("C", ParamValue::Float(self.c)),
-            ("perplexity", ParamValue::Float(self.perplexity)),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-            ("solver", ParamValue::Str(self.solver.name().into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -242,26 +236,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            float_in("lambda", open(0.0), open(1.0), 0.8, "lambda_v in (0, 1): lambda = lambda_v * lambda_u with lambda_u = min_ij 2m / (1 - pbar_ij) (eq. 26)"),
-            float_in("C", open(0.0), closed(f64::INFINITY), 1.0, "upper bound C > 0 of every w_ij (inf allowed)"),
-            float_in("perplexity", closed(1.0), open(f64::INFINITY), 30.0, "perplexity u of the conditional affinities p_(j|i) (must be < N - 1)"),
-            int("max_iter", 1, 500, "iteration limit of the dual solver"),
-            float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
-            choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
-        ],
-        build: |p| {
-            Ok(Box::new(Esl {
-                dim: p.dim("esl")?,
-                lambda_v: p.float("lambda"),
-                c: p.float("C"),
-                perplexity: p.float("perplexity"),
-                max_iter: p.usize("max_iter"),
-                tol: p.float("tol"),
-                solver: Solver::from_name(p.str("solver")).expect("validated by the schema"),
-            }))
-        },
+        params: Esl::schema(()),
+        build: |p| declare::build::<Esl>("esl", (), p),
     }
 }
 

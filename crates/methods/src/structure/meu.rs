@@ -95,13 +95,11 @@
 
 use super::pair_dual::{solver_label, LBFGSB_FACTR};
 use super::spl::{Backend, DENSE_FLOP_RATIO, DENSE_MIN_N};
+use crate::api::declare::{self, declare_params, param_choice, Declared};
 use crate::api::info::{choice, dim, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{
-    check_dense_size, check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace,
-};
+use crate::api::{check_dense_size, check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
@@ -115,60 +113,49 @@ const NAME: &str = "meu";
 /// selected inversion) dominates the O(m |E|) vector work at every size.
 pub const MEU_MEMORY: usize = 10;
 
-/// Which objective the weights maximise (module doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MeuObjective {
-    /// The exact log-likelihood of the Gaussian random field (the reference code).
-    Likelihood,
-    /// Besag's pseudo-log-likelihood `sum_i log p(y_i | y_{-i})`.
-    Pseudo,
-}
-
-impl MeuObjective {
-    /// The parameter value naming this objective.
-    pub fn name(self) -> &'static str {
-        match self {
-            MeuObjective::Likelihood => "likelihood",
-            MeuObjective::Pseudo => "pseudo",
-        }
+param_choice! {
+    /// Which objective the weights maximise (module doc).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum MeuObjective {
+        /// The exact log-likelihood of the Gaussian random field (the reference code).
+        Likelihood = "likelihood",
+        /// Besag's pseudo-log-likelihood `sum_i log p(y_i | y_{-i})`.
+        Pseudo = "pseudo",
     }
 }
 
-/// How the eigenvectors of the centred kernel are scaled into coordinates (module doc).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MeuScaling {
-    /// Every column centred with unit sample variance (`meuOptimise`).
-    Unit,
-    /// KPCA coordinates `v_k sqrt(mu_k)`, `mu_k = 1/(lambda_k + gamma)`.
-    Kpca,
+param_choice! {
+    /// How the eigenvectors of the centred kernel are scaled into coordinates (module doc).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum MeuScaling {
+        /// Every column centred with unit sample variance (`meuOptimise`).
+        Unit = "unit",
+        /// KPCA coordinates `v_k sqrt(mu_k)`, `mu_k = 1/(lambda_k + gamma)`.
+        Kpca = "kpca",
+    }
 }
 
-/// MEU with parameters `dim`, `k`, `gamma`, `objective`, `scaling`, `max_iter`, `tol`, `solver`.
-#[derive(Debug, Clone)]
-pub struct Meu {
-    /// Target dimension d (`d + 1 <= N`).
-    pub dim: usize,
-    /// Neighbours per sample of the K-NN graph (symmetrised), `1 <= k < N`.
-    pub k: usize,
-    /// Precision `gamma > 0` of the broad base density (`L + gamma I`).
-    pub gamma: f64,
-    /// Exact likelihood or pseudo-likelihood.
-    pub objective: MeuObjective,
-    /// Coordinates from the kernel's eigenvectors.
-    pub scaling: MeuScaling,
-    /// Iteration limit of the solver.
-    pub max_iter: usize,
-    /// Stop when the KKT residual (in the scaled variables, module doc) is `<= tol x` its value
-    /// at the start.
-    pub tol: f64,
-    /// Bound-constrained solver.
-    pub solver: Solver,
-}
-
-impl Default for Meu {
-    /// The registry defaults.
-    fn default() -> Meu {
-        Meu { dim: 2, k: 7, gamma: 1e-4, objective: MeuObjective::Likelihood, scaling: MeuScaling::Unit, max_iter: 1000, tol: 1e-6, solver: Solver::Projected }
+declare_params! {
+    /// MEU with parameters `dim`, `k`, `gamma`, `objective`, `scaling`, `max_iter`, `tol`, `solver`.
+    #[derive(Debug, Clone)]
+    pub struct Meu {
+        /// Target dimension d (`d + 1 <= N`).
+        pub dim: usize = dim(),
+        /// Neighbours per sample of the K-NN graph (symmetrised), `1 <= k < N`.
+        pub k: usize = int("k", 1, 7, "neighbours per sample of the K-NN graph that supports W (symmetrised: i ~ j if j in kNN(i) or i in kNN(j)); 7 is meuOptions' default"),
+        /// Precision `gamma > 0` of the broad base density (`L + gamma I`).
+        pub gamma: f64 = positive("gamma", 1e-4, "precision gamma > 0 of the broad base density: the field's precision is L + gamma I (meuParamInit: 1e-4; absolute, so its effect depends on the data's scale)"),
+        /// Exact likelihood or pseudo-likelihood.
+        pub objective: MeuObjective = choice("objective", MeuObjective::NAMES, "likelihood", "likelihood = exact log-likelihood (the reference code; one sparse Cholesky + selected inversion per evaluation); pseudo = Besag's pseudo-likelihood sum_i log p(y_i | y_-i) (O(|E| p) per evaluation)"),
+        /// Coordinates from the kernel's eigenvectors.
+        pub scaling: MeuScaling = choice("scaling", MeuScaling::NAMES, "unit", "unit = each eigenvector of the centred kernel centred and scaled to unit variance (meuOptimise); kpca = KPCA coordinates v_k / sqrt(lambda_k + gamma)"),
+        /// Iteration limit of the solver.
+        pub max_iter: usize = int("max_iter", 0, 1000, "iteration limit of the solver (the reference runs 2000 SCG iterations)"),
+        /// Stop when the KKT residual (in the scaled variables, module doc) is `<= tol x` its value
+        /// at the start.
+        pub tol: f64 = float_in("tol", closed(0.0), open(f64::INFINITY), 1e-6, "stop when the KKT residual ||proj grad||_inf (in the solver's scaled variables v_e = w_e phi_e / p) <= tol x its value at the start"),
+        /// Bound-constrained solver.
+        pub solver: Solver = choice("solver", &["projected", "lbfgsb"], "projected", "bound-constrained solver for w >= 0: projected = two-metric projected L-BFGS; lbfgsb = the Fortran L-BFGS-B 3.0 (both m = 10)"),
     }
 }
 
@@ -618,16 +605,7 @@ impl Embedder for Meu {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("gamma", ParamValue::Float(self.gamma)),
-            ("objective", ParamValue::Str(self.objective.name().into())),
-            ("scaling", ParamValue::Str(if self.scaling == MeuScaling::Kpca { "kpca" } else { "unit" }.into())),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-            ("solver", ParamValue::Str(self.solver.name().into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -736,43 +714,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            int("k", 1, 7, "neighbours per sample of the K-NN graph that supports W (symmetrised: i ~ j if j in kNN(i) or i in kNN(j)); 7 is meuOptions' default"),
-            positive("gamma", 1e-4, "precision gamma > 0 of the broad base density: the field's precision is L + gamma I (meuParamInit: 1e-4; absolute, so its effect depends on the data's scale)"),
-            choice(
-                "objective",
-                &["likelihood", "pseudo"],
-                "likelihood",
-                "likelihood = exact log-likelihood (the reference code; one sparse Cholesky + selected inversion per evaluation); pseudo = Besag's pseudo-likelihood sum_i log p(y_i | y_-i) (O(|E| p) per evaluation)",
-            ),
-            choice(
-                "scaling",
-                &["unit", "kpca"],
-                "unit",
-                "unit = each eigenvector of the centred kernel centred and scaled to unit variance (meuOptimise); kpca = KPCA coordinates v_k / sqrt(lambda_k + gamma)",
-            ),
-            int("max_iter", 0, 1000, "iteration limit of the solver (the reference runs 2000 SCG iterations)"),
-            float_in("tol", closed(0.0), open(f64::INFINITY), 1e-6, "stop when the KKT residual ||proj grad||_inf (in the solver's scaled variables v_e = w_e phi_e / p) <= tol x its value at the start"),
-            choice(
-                "solver",
-                &["projected", "lbfgsb"],
-                "projected",
-                "bound-constrained solver for w >= 0: projected = two-metric projected L-BFGS; lbfgsb = the Fortran L-BFGS-B 3.0 (both m = 10)",
-            ),
-        ],
-        build: |p| {
-            Ok(Box::new(Meu {
-                dim: p.dim(NAME)?,
-                k: p.usize("k"),
-                gamma: p.float("gamma"),
-                objective: if p.str("objective") == "pseudo" { MeuObjective::Pseudo } else { MeuObjective::Likelihood },
-                scaling: if p.str("scaling") == "kpca" { MeuScaling::Kpca } else { MeuScaling::Unit },
-                max_iter: p.usize("max_iter"),
-                tol: p.float("tol"),
-                solver: Solver::from_name(p.str("solver")).expect("validated by the schema"),
-            }))
-        },
+        params: Meu::schema(()),
+        build: |p| declare::build::<Meu>(NAME, (), p),
     }
 }
 

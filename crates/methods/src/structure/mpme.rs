@@ -29,41 +29,45 @@ use super::pair_dual::{
     check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER,
     LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES,
 };
+use crate::api::declare::{self, declare_params, param_choice, Declared};
 use crate::api::info::{choice, dim, float, float_in, int, positive, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, LinalgError};
 use structdr_numerics::optim::Solver;
 
-/// How MPME turns the learned `W` into coordinates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MpmeEmbedding {
-    /// KPCA on `(L + lambda I)^-1` (002 eq. 17).
-    Kpca,
-    /// Generalised eigenproblem `(L + lambda I) F = D_lambda F Lambda` (002 eq. 16).
-    Geig,
+param_choice! {
+    /// How MPME turns the learned `W` into coordinates.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum MpmeEmbedding {
+        /// KPCA on `(L + lambda I)^-1` (002 eq. 17).
+        Kpca = "kpca",
+        /// Generalised eigenproblem `(L + lambda I) F = D_lambda F Lambda` (002 eq. 16).
+        Geig = "geig",
+    }
 }
 
-/// MPME with parameters `dim`, `lambda`, `C`, `max_iter`, `tol`, `embedding`.
-#[derive(Debug, Clone)]
-pub struct Mpme {
-    /// Target dimension d (also the factor `d/2` of the log-det term).
-    pub dim: usize,
-    /// Prior precision `lambda > 0`.
-    pub lambda: f64,
-    /// Slack penalty `C > 0` (bounds `0 <= w_ij <= 4C`); `f64::INFINITY` for no upper bound.
-    pub c: f64,
-    /// Iteration limit of the dual solver.
-    pub max_iter: usize,
-    /// Stop when `||proj grad F||_inf <= tol * ||proj grad F(0)||_inf` (relative KKT residual).
-    pub tol: f64,
-    /// Bound-constrained solver of the dual.
-    pub solver: Solver,
-    /// Embedding step.
-    pub embedding: MpmeEmbedding,
+declare_params! {
+    /// MPME with parameters `dim`, `lambda`, `C`, `max_iter`, `tol`, `solver`, `embedding`.
+    #[derive(Debug, Clone)]
+    pub struct Mpme {
+        /// Target dimension d (also the factor `d/2` of the log-det term).
+        pub dim: usize = dim(),
+        /// Prior precision `lambda > 0`.
+        pub lambda: f64 = positive("lambda", 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),
+        /// Slack penalty `C > 0` (bounds `0 <= w_ij <= 4C`); `f64::INFINITY` for no upper bound.
+        pub c: f64 = float_in("C", open(0.0), closed(f64::INFINITY), f64::INFINITY, "slack penalty C: 0 <= w_ij <= 4C (inf = no upper bound; larger C gives a sparser W)"),
+        /// Iteration limit of the dual solver.
+        pub max_iter: usize = int("max_iter", 1, 500, "iteration limit of the dual solver"),
+        /// Stop when `||proj grad F||_inf <= tol * ||proj grad F(0)||_inf` (relative KKT residual).
+        pub tol: f64 = float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
+        /// Bound-constrained solver of the dual.
+        pub solver: Solver = choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
+        /// Embedding step.
+        pub embedding: MpmeEmbedding = choice("embedding", MpmeEmbedding::NAMES, "kpca", "kpca: KPCA on (L + lambda I)^-1 (eq. 17); geig: generalised eigenvectors 2..d+1 of (L + lambda I) f = mu D_lambda f (eq. 16)"),
+    }
 }
 
 /// The MPME dual objective `F(w)` (module doc), on pair variables.
@@ -159,15 +163,7 @@ impl Embedder for Mpme {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("lambda", ParamValue::Float(self.lambda)),
-            ("C", ParamValue::Float(self.c)),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-            ("solver", ParamValue::Str(self.solver.name().into())),
-            ("embedding", ParamValue::Str(if self.embedding == MpmeEmbedding::Geig { "geig" } else { "kpca" }.into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -246,26 +242,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            positive("lambda", 1.0, "precision lambda > 0 of the Gaussian prior N(0, lambda^-1 I) on each embedding coordinate"),
-            float_in("C", open(0.0), closed(f64::INFINITY), f64::INFINITY, "slack penalty C: 0 <= w_ij <= 4C (inf = no upper bound; larger C gives a sparser W)"),
-            int("max_iter", 1, 500, "iteration limit of the dual solver"),
-            float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
-            choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
-            choice("embedding", &["kpca", "geig"], "kpca", "kpca: KPCA on (L + lambda I)^-1 (eq. 17); geig: generalised eigenvectors 2..d+1 of (L + lambda I) f = mu D_lambda f (eq. 16)"),
-        ],
-        build: |p| {
-            Ok(Box::new(Mpme {
-                dim: p.dim("mpme")?,
-                lambda: p.float("lambda"),
-                c: p.float("C"),
-                max_iter: p.usize("max_iter"),
-                tol: p.float("tol"),
-                solver: Solver::from_name(p.str("solver")).expect("validated by the schema"),
-                embedding: if p.str("embedding") == "geig" { MpmeEmbedding::Geig } else { MpmeEmbedding::Kpca },
-            }))
-        },
+        params: Mpme::schema(()),
+        build: |p| declare::build::<Mpme>("mpme", (), p),
     }
 }
 

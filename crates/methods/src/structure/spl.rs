@@ -52,11 +52,11 @@
 //! residual `||proj grad||_inf`.
 
 use super::pair_dual::{solver_label, solver_memory, LBFGSB_FACTR};
+use crate::api::declare::{self, declare_params, Declared, ParamChoice};
 use crate::api::info::{choice, dim, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
 use structdr_linalg::{canonicalize_signs, eigh_top};
@@ -69,24 +69,26 @@ fn sparse_err(e: SparseError) -> MethodError {
     MethodError::Input { method: NAME, reason: format!("{e}") }
 }
 
-/// SPL with the parameters of Algorithm 1.
-#[derive(Debug, Clone)]
-pub struct Spl {
-    /// Target dimension d.
-    pub dim: usize,
-    /// Neighbours per sample of the K-NN graph (symmetrised), `1 <= k < N`.
-    pub k: usize,
-    /// Distance-violation penalty `C > 0` (`inf`: no violation allowed; the `1/(4C) ||S||^2` term vanishes).
-    pub c: f64,
-    /// Noise precision `gamma >= 0`; `0` embeds by KPCA on `(4L + I)^-1`.
-    pub gamma: f64,
-    /// Iteration limit of the solver.
-    pub max_iter: usize,
-    /// Tolerance of the solver's stopping rule (module doc: relative KKT residual for the
-    /// bounded solvers, relative objective change for `subgradient`).
-    pub tol: f64,
-    /// How the dual is maximised.
-    pub solver: SplSolver,
+declare_params! {
+    /// SPL with the parameters of Algorithm 1.
+    #[derive(Debug, Clone)]
+    pub struct Spl {
+        /// Target dimension d.
+        pub dim: usize = dim(),
+        /// Neighbours per sample of the K-NN graph (symmetrised), `1 <= k < N`.
+        pub k: usize = int("k", 1, 10, "neighbours per sample of the K-NN graph that supports S (symmetrised: i ~ j if j in kNN(i) or i in kNN(j))"),
+        /// Distance-violation penalty `C > 0` (`inf`: no violation allowed; the `1/(4C) ||S||^2` term vanishes).
+        pub c: f64 = float_in("C", open(0.0), closed(f64::INFINITY), 1e3, "distance-violation penalty C > 0: the dual carries -||S||_F^2/(4C) (xi_ij = s_ij/(2C)); inf = no violation allowed"),
+        /// Noise precision `gamma >= 0`; `0` embeds by KPCA on `(4L + I)^-1`.
+        pub gamma: f64 = float_in("gamma", closed(0.0), open(f64::INFINITY), 1e-3, "noise precision gamma >= 0 of y = W x + eps; 0 = embed by KPCA on (4L + I)^-1"),
+        /// Iteration limit of the solver.
+        pub max_iter: usize = int("max_iter", 0, 3000, "iteration limit of the solver (iterations of projected / lbfgsb, steps of subgradient)"),
+        /// Tolerance of the solver's stopping rule (module doc: relative KKT residual for the
+        /// bounded solvers, relative objective change for `subgradient`).
+        pub tol: f64 = float_in("tol", closed(0.0), open(f64::INFINITY), 1e-7, "projected / lbfgsb: stop when the KKT residual ||proj grad||_inf <= tol x its value at S = 0; subgradient: stop when |f_t - f_{t-1}| <= tol max(1, |f_t|)"),
+        /// How the dual is maximised.
+        pub solver: SplSolver = choice("solver", SPL_SOLVER_NAMES, "projected", "dual solver: projected = two-metric projected L-BFGS on s >= 0 (m = 5, converges); lbfgsb = Fortran L-BFGS-B 3.0 (m = 10); subgradient = Algorithm 1's steps 1/t from S = 0 (the paper's; does not reach the optimum on real data)"),
+    }
 }
 
 /// How SPL maximises its dual (module doc).
@@ -117,6 +119,15 @@ impl SplSolver {
         } else {
             Solver::from_name(s).map(SplSolver::Bounded)
         }
+    }
+}
+
+impl ParamChoice for SplSolver {
+    fn from_name(name: &str) -> Option<SplSolver> {
+        SplSolver::from_name(name)
+    }
+    fn name(&self) -> &'static str {
+        SplSolver::name(*self)
     }
 }
 
@@ -493,15 +504,7 @@ impl Embedder for Spl {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("C", ParamValue::Float(self.c)),
-            ("gamma", ParamValue::Float(self.gamma)),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-            ("solver", ParamValue::Str(self.solver.name().into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
@@ -593,37 +596,8 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            int("k", 1, 10, "neighbours per sample of the K-NN graph that supports S (symmetrised: i ~ j if j in kNN(i) or i in kNN(j))"),
-            float_in("C", open(0.0), closed(f64::INFINITY), 1e3, "distance-violation penalty C > 0: the dual carries -||S||_F^2/(4C) (xi_ij = s_ij/(2C)); inf = no violation allowed"),
-            float_in("gamma", closed(0.0), open(f64::INFINITY), 1e-3, "noise precision gamma >= 0 of y = W x + eps; 0 = embed by KPCA on (4L + I)^-1"),
-            int("max_iter", 0, 3000, "iteration limit of the solver (iterations of projected / lbfgsb, steps of subgradient)"),
-            float_in(
-                "tol",
-                closed(0.0),
-                open(f64::INFINITY),
-                1e-7,
-                "projected / lbfgsb: stop when the KKT residual ||proj grad||_inf <= tol x its value at S = 0; subgradient: stop when |f_t - f_{t-1}| <= tol max(1, |f_t|)",
-            ),
-            choice(
-                "solver",
-                SPL_SOLVER_NAMES,
-                "projected",
-                "dual solver: projected = two-metric projected L-BFGS on s >= 0 (m = 5, converges); lbfgsb = Fortran L-BFGS-B 3.0 (m = 10); subgradient = Algorithm 1's steps 1/t from S = 0 (the paper's; does not reach the optimum on real data)",
-            ),
-        ],
-        build: |p| {
-            Ok(Box::new(Spl {
-                dim: p.dim("spl")?,
-                k: p.usize("k"),
-                c: p.float("C"),
-                gamma: p.float("gamma"),
-                max_iter: p.usize("max_iter"),
-                tol: p.float("tol"),
-                solver: SplSolver::from_name(p.str("solver")).expect("validated by the schema"),
-            }))
-        },
+        params: Spl::schema(()),
+        build: |p| declare::build::<Spl>(NAME, (), p),
     }
 }
 

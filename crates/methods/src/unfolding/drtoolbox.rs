@@ -40,10 +40,10 @@
 //! Cost: a dense N x N eigenproblem for the basis (O(N^3), as `le` / `lle`), O(N r^2 + r^3) per
 //! projected-gradient step of the least squares, O(|E| r) per stress evaluation.
 
+use crate::api::declare::{self, declare_params, param_choice, Declared};
 use crate::api::info::{choice, dim, disconnected_param, int, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh, Pca as PcaBasis};
 use structdr_numerics::graphs::{laplacian, neighbourhood_graph, Disconnected};
@@ -53,37 +53,38 @@ use structdr_numerics::spectral::{bottom_nontrivial, lle_coordinates};
 /// `sdecca2`'s trace reward (drtoolbox `fastmvu.m`: `eta = 1e-5`, passed as the regulariser).
 pub const SDECCA_ETA: f64 = 1e-5;
 
-/// Target squared lengths of the graph's edges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeLengths {
-    /// Every edge 1 (drtoolbox 0.8: `D(D ~= 0) = 1`).
-    Unit,
-    /// `||x_i - x_j||^2 / max_E ||x_i - x_j||^2` (drtoolbox 0.2b, Weinberger's FastMVU).
-    Data,
+param_choice! {
+    /// Target squared lengths of the graph's edges.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum EdgeLengths {
+        /// Every edge 1 (drtoolbox 0.8: `D(D ~= 0) = 1`).
+        Unit = "unit",
+        /// `||x_i - x_j||^2 / max_E ||x_i - x_j||^2` (drtoolbox 0.2b, Weinberger's FastMVU).
+        Data = "data",
+    }
 }
 
 impl EdgeLengths {
     fn as_str(self) -> &'static str {
-        match self {
-            EdgeLengths::Unit => "unit",
-            EdgeLengths::Data => "data",
-        }
+        crate::api::ParamChoice::name(&self)
     }
 }
 
-/// drtoolbox's FastMVU with parameters `dim`, `k`, `edge_lengths`, `disconnected`, `max_eval`.
-#[derive(Debug, Clone)]
-pub struct FastMvu {
-    /// Target dimension d (the SDP basis has 2 d columns).
-    pub dim: usize,
-    /// Neighbours per sample.
-    pub k: usize,
-    /// Target squared edge lengths.
-    pub edge_lengths: EdgeLengths,
-    /// What to do with a disconnected k-NN graph.
-    pub disconnected: Disconnected,
-    /// Evaluation budget of each stress fit (drtoolbox: 10000).
-    pub max_eval: usize,
+declare_params! {
+    /// drtoolbox's FastMVU with parameters `dim`, `k`, `edge_lengths`, `disconnected`, `max_eval`.
+    #[derive(Debug, Clone)]
+    pub struct FastMvu {
+        /// Target dimension d (the SDP basis has 2 d columns).
+        pub dim: usize = dim(),
+        /// Neighbours per sample.
+        pub k: usize = int("k", 1, 12, "neighbours per sample (drtoolbox default 12)"),
+        /// Target squared edge lengths.
+        pub edge_lengths: EdgeLengths = choice("edge_lengths", EdgeLengths::NAMES, "unit", "target squared edge lengths: unit (drtoolbox 0.8 binarises the distance matrix) or data (squared distances over their maximum, drtoolbox 0.2b)"),
+        /// What to do with a disconnected k-NN graph.
+        pub disconnected: Disconnected = disconnected_param(),
+        /// Evaluation budget of each stress fit (drtoolbox: 10000).
+        pub max_eval: usize = int("max_eval", 0, 10000, "objective evaluations of each stress fit (drtoolbox: 10000)"),
+    }
 }
 
 /// The result of [`psd_least_squares`].
@@ -352,13 +353,7 @@ impl Embedder for FastMvu {
         info_fastmvu()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("edge_lengths", ParamValue::Str(self.edge_lengths.as_str().into())),
-            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
-            ("max_eval", ParamValue::Int(self.max_eval as i64)),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let method = "fastmvu";
@@ -440,15 +435,17 @@ impl Embedder for FastMvu {
     }
 }
 
-/// drtoolbox 0.8.1b's 'MVU' with parameters `dim`, `k`, `disconnected`.
-#[derive(Debug, Clone)]
-pub struct MvuDrtoolbox {
-    /// Target dimension d (the LLE basis has min(D, 4 d + 1) columns).
-    pub dim: usize,
-    /// Neighbours per sample (LLE's and the fitted edges').
-    pub k: usize,
-    /// What to do with a disconnected k-NN graph.
-    pub disconnected: Disconnected,
+declare_params! {
+    /// drtoolbox 0.8.1b's 'MVU' with parameters `dim`, `k`, `disconnected`.
+    #[derive(Debug, Clone)]
+    pub struct MvuDrtoolbox {
+        /// Target dimension d (the LLE basis has min(D, 4 d + 1) columns).
+        pub dim: usize = dim(),
+        /// Neighbours per sample (LLE's and the fitted edges').
+        pub k: usize = int("k", 1, 12, "neighbours per sample of LLE and of the fitted edges (drtoolbox default 12)"),
+        /// What to do with a disconnected k-NN graph.
+        pub disconnected: Disconnected = disconnected_param(),
+    }
 }
 
 impl Embedder for MvuDrtoolbox {
@@ -459,11 +456,7 @@ impl Embedder for MvuDrtoolbox {
         info_mvu()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let method = "mvu-drtoolbox";
@@ -517,14 +510,6 @@ impl Embedder for MvuDrtoolbox {
     }
 }
 
-fn build_mvu(p: &ParamMap) -> Result<Box<dyn Embedder>> {
-    Ok(Box::new(MvuDrtoolbox {
-        dim: p.dim("mvu-drtoolbox")?,
-        k: p.usize("k"),
-        disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
-    }))
-}
-
 /// Registry entry of `mvu-drtoolbox`.
 pub(crate) fn info_mvu() -> MethodInfo {
     MethodInfo {
@@ -537,19 +522,9 @@ pub(crate) fn info_mvu() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![dim(), int("k", 1, 12, "neighbours per sample of LLE and of the fitted edges (drtoolbox default 12)"), disconnected_param()],
-        build: build_mvu,
+        params: MvuDrtoolbox::schema(()),
+        build: |p| declare::build::<MvuDrtoolbox>("mvu-drtoolbox", (), p),
     }
-}
-
-fn build_fastmvu(p: &ParamMap) -> Result<Box<dyn Embedder>> {
-    Ok(Box::new(FastMvu {
-        dim: p.dim("fastmvu")?,
-        k: p.usize("k"),
-        edge_lengths: if p.str("edge_lengths") == "data" { EdgeLengths::Data } else { EdgeLengths::Unit },
-        disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
-        max_eval: p.usize("max_eval"),
-    }))
 }
 
 /// Registry entry of `fastmvu`.
@@ -564,18 +539,7 @@ pub(crate) fn info_fastmvu() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: vec![
-            dim(),
-            int("k", 1, 12, "neighbours per sample (drtoolbox default 12)"),
-            choice(
-                "edge_lengths",
-                &["unit", "data"],
-                "unit",
-                "target squared edge lengths: unit (drtoolbox 0.8 binarises the distance matrix) or data (squared distances over their maximum, drtoolbox 0.2b)",
-            ),
-            disconnected_param(),
-            int("max_eval", 0, 10000, "objective evaluations of each stress fit (drtoolbox: 10000)"),
-        ],
-        build: build_fastmvu,
+        params: FastMvu::schema(()),
+        build: |p| declare::build::<FastMvu>("fastmvu", (), p),
     }
 }

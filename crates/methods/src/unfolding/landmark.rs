@@ -19,11 +19,11 @@
 
 use super::mvu::{certificate_notes, fit_on_distinct_rows, kernel_pca_of_factor, start_factor, START_RANK};
 use super::sdp::{DistanceConstraint, DistanceSdp, SdpOptions};
+use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{auto, dim, disconnected_param, float, float_in, int, MethodInfo};
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2};
 use rand::seq::index::sample;
 use rand::SeedableRng;
@@ -35,26 +35,28 @@ use structdr_linalg::Pca as PcaBasis;
 use structdr_numerics::graphs::{barycenter_weights, neighbourhood_graph, Disconnected};
 use structdr_numerics::neighbours::knn;
 
-/// Landmark MVU with parameters `dim`, `k`, `k_rec`, `landmarks`, `reg`, `disconnected`,
-/// `gap_tol`, `max_rank`.
-#[derive(Debug, Clone)]
-pub struct LandmarkMvu {
-    /// Target dimension d.
-    pub dim: usize,
-    /// Neighbours per sample of the distance-constraint graph.
-    pub k: usize,
-    /// Neighbours per sample of the reconstruction weights.
-    pub k_rec: usize,
-    /// Number of landmarks; `None` is the automatic rule of the module doc.
-    pub landmarks: Option<usize>,
-    /// Regulariser of the reconstruction weights (times the trace of the local Gram matrix).
-    pub reg: f64,
-    /// What to do with a disconnected k-NN graph.
-    pub disconnected: Disconnected,
-    /// Relative duality gap to certify.
-    pub gap_tol: f64,
-    /// Largest factorisation rank.
-    pub max_rank: usize,
+declare_params! {
+    /// Landmark MVU with parameters `dim`, `k`, `k_rec`, `landmarks`, `reg`, `disconnected`,
+    /// `gap_tol`, `max_rank`.
+    #[derive(Debug, Clone)]
+    pub struct LandmarkMvu {
+        /// Target dimension d.
+        pub dim: usize = dim(),
+        /// Neighbours per sample of the distance-constraint graph.
+        pub k: usize = int("k", 1, 6, "neighbours per sample of the symmetrised k-NN distance-constraint graph"),
+        /// Neighbours per sample of the reconstruction weights.
+        pub k_rec: usize = int("k_rec", 1, 12, "neighbours per sample of the reconstruction weights that define Q"),
+        /// Number of landmarks; `None` is the automatic rule of the module doc.
+        pub landmarks: Option<usize> = auto(int("landmarks", 2, 50, "number of landmarks m (auto: min(N, max(2 d + 20, 2 ceil(sqrt N))))")),
+        /// Regulariser of the reconstruction weights (times the trace of the local Gram matrix).
+        pub reg: f64 = float_in("reg", closed(0.0), open(f64::INFINITY), 1e-3, "regulariser of the reconstruction weights, times the trace of the local Gram matrix"),
+        /// What to do with a disconnected k-NN graph.
+        pub disconnected: Disconnected = disconnected_param(),
+        /// Relative duality gap to certify.
+        pub gap_tol: f64 = float("gap_tol", 1e-12, 1e-1, 1e-6, "relative duality gap (U - P) / P the solve must certify"),
+        /// Largest factorisation rank.
+        pub max_rank: usize = int("max_rank", 1, 60, "largest rank of the factor Z (L = Z Z^T) the rank growth may reach"),
+    }
 }
 
 /// The automatic landmark count `min(N, max(2 d + 20, 2 ceil(sqrt N)))`.
@@ -138,16 +140,7 @@ impl Embedder for LandmarkMvu {
         info()
     }
     fn params(&self) -> ParamMap {
-        param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("k_rec", ParamValue::Int(self.k_rec as i64)),
-            ("landmarks", self.landmarks.map_or(ParamValue::Str("auto".into()), |m| ParamValue::Int(m as i64))),
-            ("reg", ParamValue::Float(self.reg)),
-            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
-            ("gap_tol", ParamValue::Float(self.gap_tol)),
-            ("max_rank", ParamValue::Int(self.max_rank as i64)),
-        ])
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         check_input("landmark-mvu", &input.x, 3)?;
@@ -223,27 +216,7 @@ pub(crate) fn info() -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: true,
-        params: vec![
-            dim(),
-            int("k", 1, 6, "neighbours per sample of the symmetrised k-NN distance-constraint graph"),
-            int("k_rec", 1, 12, "neighbours per sample of the reconstruction weights that define Q"),
-            auto(int("landmarks", 2, 50, "number of landmarks m (auto: min(N, max(2 d + 20, 2 ceil(sqrt N))))")),
-            float_in("reg", closed(0.0), open(f64::INFINITY), 1e-3, "regulariser of the reconstruction weights, times the trace of the local Gram matrix"),
-            disconnected_param(),
-            float("gap_tol", 1e-12, 1e-1, 1e-6, "relative duality gap (U - P) / P the solve must certify"),
-            int("max_rank", 1, 60, "largest rank of the factor Z (L = Z Z^T) the rank growth may reach"),
-        ],
-        build: |p| {
-            Ok(Box::new(LandmarkMvu {
-                dim: p.dim("landmark-mvu")?,
-                k: p.usize("k"),
-                k_rec: p.usize("k_rec"),
-                landmarks: p.auto_usize("landmarks"),
-                reg: p.float("reg"),
-                disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
-                gap_tol: p.float("gap_tol"),
-                max_rank: p.usize("max_rank"),
-            }))
-        },
+        params: LandmarkMvu::schema(()),
+        build: |p| declare::build::<LandmarkMvu>("landmark-mvu", (), p),
     }
 }

@@ -17,11 +17,11 @@
 //! the constraint residual and the factorisation rank.
 
 use super::sdp::{DistanceConstraint, DistanceSdp, SdpOptions, SdpSolution};
+use crate::api::declare::{self, declare_params, fixed, Declared};
 use crate::api::info::{dim, disconnected_param, float, float_in, int, MethodInfo};
 use crate::api::params::open;
 use crate::api::OutputKind;
-use crate::api::ParamMapExt;
-use crate::api::{check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, ParamValue, Result, Trace};
+use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh_top, Pca as PcaBasis};
 use structdr_numerics::graphs::{neighbourhood_graph, Disconnected};
@@ -42,23 +42,30 @@ pub enum MvuVariant {
     L2,
 }
 
-/// MVU / MVUineq / MVU2 with parameters `dim`, `k`, (`nu`), `disconnected`, `gap_tol`, `max_rank`.
-#[derive(Debug, Clone)]
-pub struct Mvu {
-    /// Which variant.
-    pub variant: MvuVariant,
-    /// Target dimension d.
-    pub dim: usize,
-    /// Neighbours per sample of the constraint graph.
-    pub k: usize,
-    /// MVU2's slack penalty (unused otherwise).
-    pub nu: f64,
-    /// What to do with a disconnected k-NN graph (MVU is unbounded on one).
-    pub disconnected: Disconnected,
-    /// Relative duality gap the solve must certify.
-    pub gap_tol: f64,
-    /// Largest factorisation rank.
-    pub max_rank: usize,
+declare_params! {
+    // one declaration for the three registry entries (they differ in MVU2's `nu`)
+    entry variant: MvuVariant = |m| m.variant;
+    /// MVU / MVUineq / MVU2 with parameters `dim`, `k`, (`nu`), `disconnected`, `gap_tol`, `max_rank`.
+    #[derive(Debug, Clone)]
+    pub struct Mvu {
+        /// Which variant.
+        pub variant: MvuVariant = fixed(variant),
+        /// Target dimension d.
+        pub dim: usize = dim(),
+        /// Neighbours per sample of the constraint graph.
+        pub k: usize = int("k", 1, 12, "neighbours per sample of the symmetrised k-NN constraint graph (drtoolbox default 12)"),
+        /// MVU2's slack penalty (unused otherwise).
+        pub nu: f64 = match variant {
+            MvuVariant::L2 => float_in("nu", open(0.0), open(f64::INFINITY), 1.0, "weight of the squared distance slacks (mean squared edge length = 1)").into(),
+            MvuVariant::Equality | MvuVariant::Inequality => fixed(0.0),
+        },
+        /// What to do with a disconnected k-NN graph (MVU is unbounded on one).
+        pub disconnected: Disconnected = disconnected_param(),
+        /// Relative duality gap the solve must certify.
+        pub gap_tol: f64 = float("gap_tol", 1e-12, 1e-1, 1e-6, "relative duality gap (U - P) / P the solve must certify"),
+        /// Largest factorisation rank.
+        pub max_rank: usize = int("max_rank", 1, 60, "largest rank of the factor Y (K = Y Y^T) the rank growth may reach"),
+    }
 }
 
 impl Mvu {
@@ -161,17 +168,7 @@ impl Embedder for Mvu {
         }
     }
     fn params(&self) -> ParamMap {
-        let mut p = param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("k", ParamValue::Int(self.k as i64)),
-            ("disconnected", ParamValue::Str(self.disconnected.as_str().into())),
-            ("gap_tol", ParamValue::Float(self.gap_tol)),
-            ("max_rank", ParamValue::Int(self.max_rank as i64)),
-        ]);
-        if self.variant == MvuVariant::L2 {
-            p.insert("nu".into(), ParamValue::Float(self.nu));
-        }
-        p
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let method = self.method();
@@ -235,46 +232,22 @@ impl Mvu {
     }
 }
 
-fn common_params(extra: Option<crate::api::ParamSchema>) -> Vec<crate::api::ParamSchema> {
-    let mut p = vec![dim(), int("k", 1, 12, "neighbours per sample of the symmetrised k-NN constraint graph (drtoolbox default 12)")];
-    p.extend(extra);
-    p.push(disconnected_param());
-    p.push(float("gap_tol", 1e-12, 1e-1, 1e-6, "relative duality gap (U - P) / P the solve must certify"));
-    p.push(int("max_rank", 1, 60, "largest rank of the factor Y (K = Y Y^T) the rank growth may reach"));
-    p
-}
-
-fn build(variant: MvuVariant, p: &ParamMap, name: &'static str) -> Result<Box<dyn Embedder>> {
-    Ok(Box::new(Mvu {
-        variant,
-        dim: p.dim(name)?,
-        k: p.usize("k"),
-        nu: if variant == MvuVariant::L2 { p.float("nu") } else { 0.0 },
-        disconnected: Disconnected::parse(p.str("disconnected")).unwrap_or(Disconnected::Connect),
-        gap_tol: p.float("gap_tol"),
-        max_rank: p.usize("max_rank"),
-    }))
-}
-
 const REFERENCE: &str = "Weinberger & Saul, Unsupervised learning of image manifolds by semidefinite programming, IJCV 70, 2006 (MVU: also CVPR 2004); solver: Burer & Monteiro, Math. Program. 95, 2003";
 
 /// The registry entry of one variant (they differ in name, summary and MVU2's `nu`).
 fn info_variant(variant: MvuVariant) -> MethodInfo {
-    let (name, summary, extra): (&'static str, &'static str, Option<crate::api::ParamSchema>) = match variant {
+    let (name, summary) = match variant {
         MvuVariant::Equality => (
             "mvu",
             "Maximum variance unfolding: max tr(K) s.t. K PSD, sum K = 0, K_ii + K_jj - 2 K_ij = ||x_i - x_j||^2 on the k-NN graph; KPCA of K. Low-rank augmented Lagrangian with a duality-gap certificate (not attainable for equalities: best effort, docs/parity/mvu.md).",
-            None,
         ),
         MvuVariant::Inequality => (
             "mvu-ineq",
             "MVUineq: maximum variance unfolding with K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph (distances may shrink); KPCA of K; certified relative duality gap.",
-            None,
         ),
         MvuVariant::L2 => (
             "mvu2",
             "MVU2: max tr(K) - nu sum_E (K_ii + K_jj - 2 K_ij - ||x_i - x_j||^2)^2 s.t. K PSD, sum K = 0 (l2 penalty on the distance slacks; nu in units where the mean squared edge length is 1); KPCA of K.",
-            Some(float_in("nu", open(0.0), open(f64::INFINITY), 1.0, "weight of the squared distance slacks (mean squared edge length = 1)")),
         ),
     };
     MethodInfo {
@@ -287,11 +260,11 @@ fn info_variant(variant: MvuVariant) -> MethodInfo {
         accepts_init: false,
         inductive: false,
         randomised: false,
-        params: common_params(extra),
+        params: Mvu::schema(variant),
         build: match variant {
-            MvuVariant::Equality => |p| build(MvuVariant::Equality, p, "mvu"),
-            MvuVariant::Inequality => |p| build(MvuVariant::Inequality, p, "mvu-ineq"),
-            MvuVariant::L2 => |p| build(MvuVariant::L2, p, "mvu2"),
+            MvuVariant::Equality => |p| declare::build::<Mvu>("mvu", MvuVariant::Equality, p),
+            MvuVariant::Inequality => |p| declare::build::<Mvu>("mvu-ineq", MvuVariant::Inequality, p),
+            MvuVariant::L2 => |p| declare::build::<Mvu>("mvu2", MvuVariant::L2, p),
         },
     }
 }

@@ -49,13 +49,12 @@
 //!   centres are the rows `floor(seq(1, N, length.out = K))` refined by k-means with at most K
 //!   iterations (Lloyd here, Hartigan-Wong in R). See `docs/parity/ddrtree.md`.
 
+use crate::api::declare::{self, coded, declare_params, fixed, param_choice, Declared, ParamType};
 use crate::api::info::{auto, choice, dim, float_in, int, positive, MethodInfo};
-use crate::api::params::ParamMapExt;
 use crate::api::params::{closed, open};
 use crate::api::OutputKind;
 use crate::api::{
-    check_input, numerical, numerics, param_map, Embedder, FitInput, Fitted, Init, MethodError, Output, ParamMap, ParamValue, PrincipalGraph, Result, Trace,
-    AUTO,
+    check_input, numerical, numerics, Embedder, FitInput, Fitted, Init, MethodError, Output, ParamMap, ParamValue, PrincipalGraph, Result, Trace,
 };
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
@@ -79,13 +78,15 @@ pub const KEEP_R_MAX_ENTRIES: usize = 1 << 22;
 /// Default drop threshold for soft assignments (see the module doc).
 pub const DEFAULT_R_THRESHOLD: f64 = 1e-12;
 
-/// Which behaviour to reproduce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reference {
-    /// The paper's objective and algorithm on centred data.
-    Paper,
-    /// R DDRTree 0.1.5 (uncentred PCA, its stopping rule and lagging tree, its k-means start).
-    RDdrtree,
+param_choice! {
+    /// Which behaviour to reproduce.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Reference {
+        /// The paper's objective and algorithm on centred data.
+        Paper = "paper",
+        /// R DDRTree 0.1.5 (uncentred PCA, its stopping rule and lagging tree, its k-means start).
+        RDdrtree = "r-ddrtree",
+    }
 }
 
 /// The number of centres K.
@@ -110,50 +111,72 @@ pub enum EigenSolver {
     Subspace,
 }
 
-/// DRTree / DDRTree parameters (see the module doc for the objective and the updates).
-#[derive(Debug, Clone)]
-pub struct DdrTree {
-    /// Latent dimension d (1 <= d <= D).
-    pub dim: usize,
-    /// Tree penalty `lambda >= 0`; `None` = `5 N` (R DDRTree's default).
-    pub lambda: Option<f64>,
-    /// Soft-assignment bandwidth `sigma > 0` (eq. 32).
-    pub sigma: f64,
-    /// Weight `gamma > 0` of the quantisation term.
-    pub gamma: f64,
-    /// Number of centres.
-    pub centres: Centres,
-    /// Maximum number of iterations (>= 1).
-    pub max_iter: usize,
-    /// Relative objective change that stops the iteration (>= 0).
-    pub tol: f64,
-    /// Which behaviour to reproduce.
-    pub reference: Reference,
-    /// Soft assignments with `exp(-(d_ik - min_l d_il)/sigma)` below this are dropped (in [0, 1)).
-    pub r_threshold: f64,
-    /// Return the dense N x K assignment matrix even when N K > [`KEEP_R_MAX_ENTRIES`].
-    pub keep_r: bool,
-    /// Eigen solver for `W`.
-    pub eigen_solver: EigenSolver,
+/// The registry entry a [`DdrTree`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeEntry {
+    /// `drtree`: K = N ([`Centres::All`]).
+    DrTree,
+    /// `ddrtree`: K < N centres, the `ncenter` parameter.
+    DdrTree,
+}
+
+/// `ncenter`: `auto` is Monocle's rule, an integer a given count.
+fn centres_from_value(v: &ParamValue) -> Option<Centres> {
+    Option::<usize>::from_value(v).map(|k| k.map_or(Centres::Monocle, Centres::Count))
+}
+
+/// The inverse of [`centres_from_value`] (a `ddrtree` instance never has [`Centres::All`]: that
+/// is `drtree`'s).
+fn centres_to_value(c: &Centres) -> ParamValue {
+    match c {
+        Centres::Count(k) => Some(*k),
+        Centres::Monocle | Centres::All => None,
+    }
+    .to_value()
+}
+
+declare_params! {
+    // one declaration for drtree (K = N) and ddrtree (K centres: the `ncenter` parameter)
+    entry entry: TreeEntry = |m| if m.centres == Centres::All { TreeEntry::DrTree } else { TreeEntry::DdrTree };
+    /// DRTree / DDRTree parameters (see the module doc for the objective and the updates).
+    #[derive(Debug, Clone)]
+    pub struct DdrTree {
+        /// Latent dimension d (1 <= d <= D).
+        pub dim: usize = dim(),
+        /// Tree penalty `lambda >= 0`; `None` = `5 N` (R DDRTree's default).
+        pub lambda: Option<f64> = auto(float_in("lambda", closed(0.0), open(f64::INFINITY), 0.0, "tree penalty lambda >= 0 (lambda sum over tree edges of ||c_k - c_l||^2); auto = 5 N, R DDRTree's default")),
+        /// Soft-assignment bandwidth `sigma > 0` (eq. 32).
+        pub sigma: f64 = positive("sigma", 1e-3, "soft-assignment bandwidth sigma > 0: r_ik = softmax_k(-||z_i - c_k||^2 / sigma) (eq. 32)"),
+        /// Weight `gamma > 0` of the quantisation term.
+        pub gamma: f64 = positive("gamma", 10.0, "weight gamma > 0 of the soft k-means term gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik]"),
+        /// Number of centres.
+        pub centres: Centres = match entry {
+            TreeEntry::DrTree => fixed(Centres::All),
+            TreeEntry::DdrTree => coded(auto(int("ncenter", 2, 2, "number of centres K (2 <= K <= N; centres from k-means on the initial Z, k-means++ seeded by the fit seed); auto = Monocle 2's rule round(2*100*ln N / (ln N + ln 100)) for N >= 100, K = N below 100")), centres_from_value, centres_to_value),
+        },
+        /// Maximum number of iterations (>= 1).
+        pub max_iter: usize = int("max_iter", 1, 20, "maximum number of alternating iterations"),
+        /// Relative objective change that stops the iteration (>= 0).
+        pub tol: f64 = float_in("tol", closed(0.0), open(f64::INFINITY), 1e-3, "stop when |f_t - f_{t-1}| < tol |f_{t-1}| (f: the paper's objective, or R DDRTree's with reference = r-ddrtree)"),
+        // the one initialisation a spec names (a fit input may carry another)
+        _ = choice("init", &["pca"], "pca", "initial W and Z: PCA (centred in the paper mode, of X X^T uncentred with r-ddrtree); a fit input may instead carry an initial Z (Init::Embedding) or initial centres (Init::Centres)"),
+        /// Which behaviour to reproduce.
+        pub reference: Reference = choice("reference", Reference::NAMES, "paper", "paper: the paper's objective on centred data, history after each sweep, final tree = MST of the final centres; r-ddrtree: R DDRTree 0.1.5 (uncentred PCA, its stopping objective and break before the update, lagging tree, k-means from rows floor(seq(1, N, length.out = K)) with K Lloyd sweeps); see docs/parity/ddrtree.md"),
+        /// Soft assignments with `exp(-(d_ik - min_l d_il)/sigma)` below this are dropped (in [0, 1)).
+        pub r_threshold: f64 = fixed(DEFAULT_R_THRESHOLD),
+        /// Return the dense N x K assignment matrix even when N K > [`KEEP_R_MAX_ENTRIES`].
+        pub keep_r: bool = fixed(false),
+        /// Eigen solver for `W`.
+        pub eigen_solver: EigenSolver = fixed(EigenSolver::Auto),
+    }
 }
 
 impl DdrTree {
-    /// DRTree: K = N, centres start at the latent points; R DDRTree's numeric defaults
-    /// (`sigma = 1e-3, gamma = 10, lambda = 5N, max_iter = 20, tol = 1e-3`), paper mode.
+    /// DRTree: K = N, centres start at the latent points; the `drtree` registry defaults (R
+    /// DDRTree's numeric defaults `sigma = 1e-3, gamma = 10, lambda = 5N, max_iter = 20,
+    /// tol = 1e-3`), paper mode.
     pub fn drtree(dim: usize) -> DdrTree {
-        DdrTree {
-            dim,
-            lambda: None,
-            sigma: 1e-3,
-            gamma: 10.0,
-            centres: Centres::All,
-            max_iter: 20,
-            tol: 1e-3,
-            reference: Reference::Paper,
-            r_threshold: DEFAULT_R_THRESHOLD,
-            keep_r: false,
-            eigen_solver: EigenSolver::Auto,
-        }
+        DdrTree { dim, ..DdrTree::defaults(TreeEntry::DrTree) }
     }
 
     /// DDRTree with K from Monocle's rule (or a given count), otherwise as [`DdrTree::drtree`].
@@ -619,26 +642,7 @@ impl Embedder for DdrTree {
         }
     }
     fn params(&self) -> ParamMap {
-        let mut p = param_map([
-            ("dim", ParamValue::Int(self.dim as i64)),
-            ("lambda", self.lambda.map_or(ParamValue::Str(AUTO.into()), ParamValue::Float)),
-            ("sigma", ParamValue::Float(self.sigma)),
-            ("gamma", ParamValue::Float(self.gamma)),
-            ("max_iter", ParamValue::Int(self.max_iter as i64)),
-            ("tol", ParamValue::Float(self.tol)),
-            ("init", ParamValue::Str("pca".into())),
-            ("reference", ParamValue::Str(if self.reference == Reference::RDdrtree { "r-ddrtree" } else { "paper" }.into())),
-        ]);
-        match self.centres {
-            Centres::All => {}
-            Centres::Monocle => {
-                p.insert("ncenter".into(), ParamValue::Str(AUTO.into()));
-            }
-            Centres::Count(k) => {
-                p.insert("ncenter".into(), ParamValue::Int(k as i64));
-            }
-        }
-        p
+        self.to_params()
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let init = match input.init {
@@ -660,42 +664,6 @@ impl Embedder for DdrTree {
 // ---------------------------------------------------------------------------------------------
 // Registry
 
-fn common_params() -> Vec<crate::api::ParamSchema> {
-    vec![
-        dim(),
-        auto(float_in("lambda", closed(0.0), open(f64::INFINITY), 0.0, "tree penalty lambda >= 0 (lambda sum over tree edges of ||c_k - c_l||^2); auto = 5 N, R DDRTree's default")),
-        positive("sigma", 1e-3, "soft-assignment bandwidth sigma > 0: r_ik = softmax_k(-||z_i - c_k||^2 / sigma) (eq. 32)"),
-        positive("gamma", 10.0, "weight gamma > 0 of the soft k-means term gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik]"),
-        int("max_iter", 1, 20, "maximum number of alternating iterations"),
-        float_in("tol", closed(0.0), open(f64::INFINITY), 1e-3, "stop when |f_t - f_{t-1}| < tol |f_{t-1}| (f: the paper's objective, or R DDRTree's with reference = r-ddrtree)"),
-        choice("init", &["pca"], "pca", "initial W and Z: PCA (centred in the paper mode, of X X^T uncentred with r-ddrtree); a fit input may instead carry an initial Z (Init::Embedding) or initial centres (Init::Centres)"),
-        choice(
-            "reference",
-            &["paper", "r-ddrtree"],
-            "paper",
-            "paper: the paper's objective on centred data, history after each sweep, final tree = MST of the final centres; r-ddrtree: R DDRTree 0.1.5 (uncentred PCA, its stopping objective and break before the update, lagging tree, k-means from rows floor(seq(1, N, length.out = K)) with K Lloyd sweeps); see docs/parity/ddrtree.md",
-        ),
-    ]
-}
-
-fn build(p: &crate::ParamMap, centres: Centres, name: &'static str) -> Result<Box<dyn Embedder>> {
-    let lambda = p.auto_float("lambda");
-    let reference = if p.str("reference") == "r-ddrtree" { Reference::RDdrtree } else { Reference::Paper };
-    Ok(Box::new(DdrTree {
-        dim: p.dim(name)?,
-        lambda,
-        sigma: p.float("sigma"),
-        gamma: p.float("gamma"),
-        centres,
-        max_iter: p.usize("max_iter"),
-        tol: p.float("tol"),
-        reference,
-        r_threshold: DEFAULT_R_THRESHOLD,
-        keep_r: false,
-        eigen_solver: EigenSolver::Auto,
-    }))
-}
-
 pub(crate) fn info_drtree() -> MethodInfo {
     MethodInfo {
         name: "drtree",
@@ -707,17 +675,12 @@ pub(crate) fn info_drtree() -> MethodInfo {
         accepts_init: true,
         inductive: false,
         randomised: true,
-        params: common_params(),
-        build: |p| build(p, Centres::All, "drtree"),
+        params: DdrTree::schema(TreeEntry::DrTree),
+        build: |p| declare::build::<DdrTree>("drtree", TreeEntry::DrTree, p),
     }
 }
 
 pub(crate) fn info_ddrtree() -> MethodInfo {
-    let mut params = common_params();
-    params.insert(
-        4,
-        auto(int("ncenter", 2, 2, "number of centres K (2 <= K <= N; centres from k-means on the initial Z, k-means++ seeded by the fit seed); auto = Monocle 2's rule round(2*100*ln N / (ln N + ln 100)) for N >= 100, K = N below 100")),
-    );
     MethodInfo {
         name: "ddrtree",
         summary: "DDRTree (Alg. 2, eq. 31) with K < N centres: reversed graph embedding on a tree of k-means-initialised centres, soft assignments, closed-form W, Z, C (Prop. 5).",
@@ -728,10 +691,8 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
         accepts_init: true,
         inductive: false,
         randomised: true,
-        params,
-        build: |p| {
-            build(p, p.auto_usize("ncenter").map_or(Centres::Monocle, Centres::Count), "ddrtree")
-        },
+        params: DdrTree::schema(TreeEntry::DdrTree),
+        build: |p| declare::build::<DdrTree>("ddrtree", TreeEntry::DdrTree, p),
     }
 }
 
