@@ -43,6 +43,23 @@ pub struct RunOptions {
     pub quiet: bool,
 }
 
+impl RunOptions {
+    /// Every cell of the spec into `results_root`, the cache used, no filter, no progress bar:
+    /// what tests and tools want, with fields to change by struct update.
+    pub fn quiet(results_root: impl Into<PathBuf>) -> RunOptions {
+        RunOptions {
+            results_root: results_root.into(),
+            force: false,
+            retry_failed: false,
+            max_cells: None,
+            only_datasets: Vec::new(),
+            only_methods: Vec::new(),
+            shard: None,
+            quiet: true,
+        }
+    }
+}
+
 /// What happened to a cell this run set out to compute.
 enum Outcome {
     /// Computed by this run.

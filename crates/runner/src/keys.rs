@@ -181,10 +181,11 @@ pub fn method_version(name: &str) -> anyhow::Result<u32> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn key() -> CellKey {
+    /// A small key (le on iris) for the tests of this crate.
+    pub(crate) fn key() -> CellKey {
         let mut params = ParamMap::new();
         params.insert("k".into(), ParamValue::Int(10));
         params.insert("dim".into(), ParamValue::Int(2));

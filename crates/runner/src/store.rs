@@ -533,29 +533,8 @@ pub fn machine() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::SCHEMA;
-    use structdr_methods::{ParamMap, ParamValue};
 
-    fn key() -> CellKey {
-        let mut params = ParamMap::new();
-        params.insert("k".into(), ParamValue::Int(10));
-        params.insert("dim".into(), ParamValue::Int(2));
-        CellKey {
-            dataset: "iris".into(),
-            data_checksum: "abc".into(),
-            method: "le".into(),
-            params,
-            dim_source: "fixed".into(),
-            protocols: vec!["loocv".into()],
-            kmeans_restarts: 20,
-            neighbourhood_k: None,
-            repeat: None,
-            external: None,
-            seed: 1,
-            schema: SCHEMA,
-            method_version: 1,
-        }
-    }
+    use crate::keys::tests::key;
 
     /// A finished record of `key()` with seed `seed` (so distinct seeds give distinct hashes).
     fn record(seed: u64) -> Record {

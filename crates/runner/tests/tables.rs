@@ -124,16 +124,7 @@ grid = {{ dim = 2 }}
     .unwrap();
     let plan = structdr::spec::load(&spec).unwrap();
     let results = dir.path().join("results");
-    let opts = RunOptions {
-        results_root: results.clone(),
-        force: false,
-        retry_failed: false,
-        max_cells: None,
-        only_datasets: vec![],
-        only_methods: vec![],
-        shard: None,
-        quiet: true,
-    };
+    let opts = RunOptions::quiet(&results);
     let out = structdr::run_spec(&plan, &opts).unwrap();
     let files = out.tables.expect("tables");
     // CSV: the labels come back exactly
