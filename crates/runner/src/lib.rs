@@ -25,7 +25,7 @@
 //! | [`report`] | the best cell per (method, data set); tables (Markdown, CSV, LaTeX) |
 //! | [`figures`] | figures drawn from fits (`render`: plotters, `text`: glyphs) and `figures.md` |
 //! | [`pipeline`] | one spec end to end ([`run_spec`]) |
-//! | [`fuzz`], [`nightly`], [`html`], [`slurm`], [`history`] | fuzz target bodies; the nightly suite; the HTML report; Slurm job arrays; the nightly history |
+//! | [`slurm`], [`fuzz`], [`nightly`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite; the HTML report; the nightly history |
 //! | [`commands`] | the command line: one file per group of commands |
 //!
 //! ## One cell, from spec to table

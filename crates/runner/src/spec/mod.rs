@@ -63,4 +63,4 @@ pub use schema::{
     ColourBy, DatasetSpec, DimRule, Evaluation, FigureDef, FigureKind, FigureSpec, MethodSpec, PanelDef, Protocol, Reference, Spec, SpecError, VertexOrder,
     DIM_ENERGY, MAX_REPEATS,
 };
-pub use validate::{check_environment, load, parse};
+pub use validate::{check_environment, check_id, load, parse, MAX_ID_LEN};

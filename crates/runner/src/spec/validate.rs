@@ -95,7 +95,10 @@ fn check_top_level(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt, key_lin
     if !(spec.dim.threshold > 0.0 && spec.dim.threshold <= 1.0) {
         errors.push(SpecError { line: key_line("threshold"), ..err(None, format!("dim.threshold must be in (0, 1], got {}", spec.dim.threshold)) });
     }
-    for (what, value) in [("id", Some(spec.id.as_str())), ("output", spec.output.as_deref()), ("table_path", spec.table_path.as_deref())] {
+    if let Err(m) = check_id(&spec.id) {
+        errors.push(SpecError { line: key_line("id"), ..err(None, m) });
+    }
+    for (what, value) in [("output", spec.output.as_deref()), ("table_path", spec.table_path.as_deref())] {
         if let Some(v) = value {
             if let Err(m) = check_relative_path(what, v) {
                 errors.push(SpecError { line: key_line(what), ..err(None, m) });
@@ -263,18 +266,45 @@ pub fn check_environment(plan: &Plan) -> Result<(), SpecError> {
     }
 }
 
-/// A spec-derived path (`id`, `output`, `table_path`) must be relative, non-empty and stay inside
-/// the results directory (no `..`, no root or drive prefix).
+/// Longest spec id accepted (it names a directory and a Slurm job).
+pub const MAX_ID_LEN: usize = 100;
+
+/// A spec's `id` names the directory `results/<id>` and the Slurm jobs that run it, and is written
+/// into their scripts ([`crate::slurm`]), so it is restricted to a safe
+/// character set: ASCII letters, digits, `.`, `_` and `-`, not starting with `.` or `-` (no hidden
+/// directory, nothing read as an option), at most [`MAX_ID_LEN`] characters. Nothing in it needs
+/// quoting in a path, a shell or a job name.
+pub fn check_id(id: &str) -> Result<(), String> {
+    if id.trim().is_empty() {
+        return Err("id is empty".into());
+    }
+    if id.contains('/') || id.contains('\\') {
+        return Err(format!("id = {id:?} must be one name, a relative path without '..' or '/' (it names the directory results/<id>)"));
+    }
+    if let Some(c) = id.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+        return Err(format!("id = {id:?} holds {c:?}: an id is ASCII letters, digits, '.', '_' and '-' (it names results/<id> and the Slurm jobs)"));
+    }
+    if id.starts_with('.') || id.starts_with('-') {
+        return Err(format!("id = {id:?} must not start with '.' or '-'"));
+    }
+    if id.len() > MAX_ID_LEN {
+        return Err(format!("id is {} characters long; at most {MAX_ID_LEN}", id.len()));
+    }
+    Ok(())
+}
+
+/// A spec-derived path (`output`, `table_path`) must be relative, non-empty, one line of printable
+/// text and stay inside the results directory (no `..`, no root or drive prefix).
 fn check_relative_path(what: &str, v: &str) -> Result<(), String> {
     let p = Path::new(v);
     if v.trim().is_empty() {
         return Err(format!("{what} is empty"));
     }
+    if let Some(c) = v.chars().find(|c| c.is_control()) {
+        return Err(format!("{what} = {v:?} holds the control character {c:?}"));
+    }
     if p.is_absolute() || p.components().any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir)) {
         return Err(format!("{what} = '{v}' must be a relative path without '..' (spec outputs stay inside the results directory)"));
-    }
-    if what == "id" && p.components().count() != 1 {
-        return Err(format!("id = '{v}' must be one path component (it names the directory results/<id>)"));
     }
     Ok(())
 }
