@@ -245,7 +245,7 @@ fn check_reports_every_error_at_once() {
     for (line, bad) in [
         ("id = \"../../x\"", "relative path without '..'"),
         ("id = \"/tmp/x\"", "relative path"),
-        ("id = \"a/b\"", "one path component"),
+        ("id = \"a/b\"", "must be one name"),
         ("id = \"t\"\noutput = \"\"", "output is empty"),
         ("id = \"t\"\noutput = \"../elsewhere\"", "relative path without '..'"),
         ("id = \"t\"\ntable_path = \"/etc/x\"", "relative path"),
