@@ -132,6 +132,7 @@ grid = {{ dim = 2 }}
         only_datasets: vec![],
         only_methods: vec![],
         shard: None,
+        only_cells: None,
         quiet: true,
     };
     let out = structdr::run_spec(&plan, &opts).unwrap();

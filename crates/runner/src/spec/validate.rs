@@ -279,7 +279,7 @@ pub fn check_id(id: &str) -> Result<(), String> {
         return Err("id is empty".into());
     }
     if id.contains('/') || id.contains('\\') {
-        return Err(format!("id = {id:?} must be one name, a relative path without '..' or '/' (it names the directory results/<id>)"));
+        return Err(format!("id = {id:?} must be one path component, a relative path without '..' or '/' (it names the directory results/<id>)"));
     }
     if let Some(c) = id.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
         return Err(format!("id = {id:?} holds {c:?}: an id is ASCII letters, digits, '.', '_' and '-' (it names results/<id> and the Slurm jobs)"));
