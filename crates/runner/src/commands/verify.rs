@@ -16,6 +16,7 @@
 
 use crate::exec::RunOptions;
 use crate::spec;
+use crate::stopping::RecordedStop;
 use crate::store::{Lookup, Record, SpecLedger, Status, Store, RECORDS_DIR};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -91,8 +92,12 @@ impl Verdict {
 /// Compares a recomputed record with the stored one: the verdict and, for anything but
 /// identical, what differs (values side by side, stored first). Compared: status and error,
 /// every metric (bit for bit, or within `tol`), the dimension and data shape, and for cells that
-/// fitted, iterations, convergence, the final objective and KKT residual (where both records
-/// have them). Times, machine, code version and notes are not compared.
+/// fitted, iterations, the final objective and KKT residual (where both records have them) and
+/// why the fit stopped: the recorded reason and `converged` flag, or for a record written before
+/// reasons were recorded whether the reason it allows to infer ([`Record::stop_reason`]) stopped
+/// short of the rule (its `converged` flag then meant "the solver stopped itself" and is not
+/// compared). Times, machine,
+/// code version and notes are not compared.
 pub fn compare(stored: &Record, new: &Record, tol: f64) -> (Verdict, Vec<String>) {
     let mut out = Vec::new();
     if new.status != stored.status {
@@ -135,10 +140,25 @@ pub fn compare(stored: &Record, new: &Record, tol: f64) -> (Verdict, Vec<String>
     let mut solver = Vec::new();
     if stored.status == Status::Ok {
         exact("iterations", stored.iterations.to_string(), new.iterations.to_string(), &mut solver);
-        exact("converged", stored.converged.to_string(), new.converged.to_string(), &mut solver);
         for (what, a, b) in [("objective", stored.objective, new.objective), ("KKT residual", stored.kkt_residual, new.kkt_residual)] {
             if let (Some(a), Some(b)) = (a, b) {
                 exact(what, format!("{a:?}"), format!("{b:?}"), &mut solver);
+            }
+        }
+        let text =
+            |s: &Option<structdr_methods::StopReason>| s.as_ref().map(|s| serde_json::to_string(s).expect("a stop reason serialises")).unwrap_or_default();
+        if stored.stop.is_some() {
+            exact("converged", stored.converged.to_string(), new.converged.to_string(), &mut solver);
+            exact("stop", text(&stored.stop), text(&new.stop), &mut solver);
+        } else if let (RecordedStop::Inferred(was), Some(now)) = (stored.stop_reason(), &new.stop) {
+            // A record written before the typed stopping reason keeps the solver's own flag in
+            // `converged` (true also when a relative-reduction test stopped it short of its tol),
+            // so the flag is not compared. What the tables show of it is compared instead:
+            // whether the reason the record allows to infer stopped short of the rule (an
+            // inferred "not iterative" and a recomputed "converged" both met it).
+            if was.stopped_short() != now.stopped_short() {
+                let short = |s: bool| if s { "stopped short" } else { "met its rule" };
+                solver.push(format!("{} ({was}, stored, inferred) vs {} ({now}, recomputed)", short(was.stopped_short()), short(now.stopped_short())));
             }
         }
     }
@@ -352,5 +372,27 @@ mod tests {
         assert_eq!(compare(&a, &failed, 0.0).0, Verdict::Failed);
         assert_eq!(compare(&failed, &failed.clone(), 0.0).0, Verdict::Identical);
         assert_eq!(kernels(&a.threads), Some("Haswell"));
+        // The flag of a record written before stopping reasons is not its meaning today: an old
+        // record "converged" by a relative-reduction test, its residual 1e-3 above tol 1e-6, is
+        // what a fit today calls stalled.
+        let mut old = rec(0.96, 10);
+        old.key.params.insert("tol".into(), structdr_methods::ParamValue::Float(1e-6));
+        old.notes = vec!["KKT residual ||proj grad||_inf = 1.0e-1 (relative 1.0e-3)".into()];
+        assert!(matches!(old.stop_reason(), RecordedStop::Inferred(structdr_methods::StopReason::Stalled { .. })), "{:?}", old.stop_reason());
+        let mut now = old.clone();
+        now.converged = false;
+        now.stop = Some(structdr_methods::StopReason::Stalled { residual: Some(1e-3), tol: Some(1e-6), detail: "relative reduction".into() });
+        let (v, d) = compare(&old, &now, 0.0);
+        assert_eq!(v, Verdict::Identical, "{d:?}");
+        now.converged = true;
+        now.stop = Some(structdr_methods::StopReason::Converged { residual: Some(1e-7), tol: Some(1e-6) });
+        let (v, d) = compare(&old, &now, 0.0);
+        assert_eq!(v, Verdict::Differs);
+        assert!(d[0].starts_with("stopped short (") && d[0].contains("stored, inferred) vs met its rule"), "{d:?}");
+        // records that carry their reason compare it, and the flag, exactly
+        let mut then = now.clone();
+        then.stop = Some(structdr_methods::StopReason::Converged { residual: Some(2e-7), tol: Some(1e-6) });
+        assert_eq!(compare(&then, &now, 0.0).0, Verdict::Differs);
+        assert_eq!(compare(&now, &now.clone(), 0.0).0, Verdict::Identical);
     }
 }

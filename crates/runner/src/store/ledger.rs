@@ -125,3 +125,38 @@ impl SpecLedger {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_spec_file_per_id_relative_to_the_results_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("experiments/other")).unwrap();
+        for f in ["experiments/a.toml", "experiments/other/a.toml", "experiments/b.toml"] {
+            std::fs::write(root.join(f), "").unwrap();
+        }
+        let results = root.join("results");
+        let out = results.join("a");
+        SpecLedger::check(&out, &results, "a", &root.join("experiments/a.toml"), Some("a/table"), true).unwrap();
+        let ledger = SpecLedger::load(&out).unwrap();
+        assert_eq!(ledger.specs["a"], LedgerEntry { spec: "experiments/a.toml".into(), tables: Some("a/table".into()) });
+        // the same file, again: fine; another file with the same id: refused, both named
+        SpecLedger::check(&out, &results, "a", &root.join("experiments/../experiments/a.toml"), Some("a/table"), true).unwrap();
+        let e = SpecLedger::check(&out, &results, "a", &root.join("experiments/other/a.toml"), Some("a/table"), false).unwrap_err().to_string();
+        assert!(e.contains("experiments/a.toml") && e.contains("experiments/other/a.toml"), "{e}");
+        // another id sharing the store with its own tables: listed beside; with the same tables: refused
+        SpecLedger::check(&out, &results, "b", &root.join("experiments/b.toml"), Some("b"), true).unwrap();
+        assert_eq!(SpecLedger::load(&out).unwrap().specs.len(), 2);
+        let e = SpecLedger::check(&out, &results, "c", &root.join("experiments/b.toml"), Some("a/table"), true).unwrap_err().to_string();
+        assert!(e.contains("spec 'a'") && e.contains("a/table"), "{e}");
+        // a spec outside the results root's parent is kept by its absolute path
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("x.toml"), "").unwrap();
+        SpecLedger::check(&results.join("x"), &results, "x", &elsewhere.path().join("x.toml"), None, true).unwrap();
+        let x = SpecLedger::load(&results.join("x")).unwrap();
+        assert!(Path::new(&x.specs["x"].spec).is_absolute());
+    }
+}

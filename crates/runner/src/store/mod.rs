@@ -620,6 +620,44 @@ mod tests {
         assert!(store.get(&v1.hash()).is_some());
     }
 
+    /// A written record carries the checksum of its content; a change to any content field
+    /// (metrics, status, key, notes, solver end) is a mismatch, refused by `read` and `get`.
+    #[test]
+    fn a_record_is_sealed_when_written_and_any_edit_breaks_its_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let rec = record(1);
+        assert_eq!(rec.integrity(), Integrity::Unverified);
+        store.put(&rec).unwrap();
+        let stored = store.get(&rec.hash).expect("a sealed record is found");
+        assert_eq!(stored.integrity(), Integrity::Verified);
+        assert_eq!(stored.checksum.as_deref(), Some(rec.content_checksum().as_str()));
+        // the checksum does not depend on itself, and a NaN objective (written as null) reads back the same
+        let mut nan = rec.clone();
+        nan.objective = Some(f64::NAN);
+        let back = Record::from_json(&serde_json::to_string(&nan.clone().sealed()).unwrap()).unwrap();
+        assert_eq!(back.integrity(), Integrity::Verified);
+        let edits: Vec<Box<dyn Fn(&mut Record)>> = vec![
+            Box::new(|r| *r.metrics.get_mut("loocv_1nn_accuracy").unwrap() = 0.75),
+            Box::new(|r| *r.metrics.get_mut("loocv_1nn_accuracy").unwrap() = f64::from_bits(0.5f64.to_bits() + 1)),
+            Box::new(|r| r.status = Status::Failed),
+            Box::new(|r| r.error = Some("x".into())),
+            Box::new(|r| r.key.params.insert("k".into(), ParamValue::Int(11)).map(drop).unwrap_or(())),
+            Box::new(|r| r.notes.push("edited".into())),
+            Box::new(|r| r.iterations = 7),
+            Box::new(|r| r.converged = false),
+            Box::new(|r| r.dim = 3),
+            Box::new(|r| r.objective = Some(1.0)),
+        ];
+        for (i, edit) in edits.iter().enumerate() {
+            let mut r = stored.clone();
+            edit(&mut r);
+            assert!(matches!(r.integrity(), Integrity::Mismatch { .. }), "edit {i} kept a matching checksum");
+            std::fs::write(dir.path().join(format!("{}.json", rec.hash)), serde_json::to_string_pretty(&r).unwrap()).unwrap();
+            assert!(matches!(store.read(&rec.hash), Lookup::Refused { .. }) && store.get(&rec.hash).is_none(), "edit {i} not refused");
+        }
+    }
+
     #[test]
     fn records_round_trip_and_corrupt_files_count_as_missing() {
         let dir = tempfile::tempdir().unwrap();
