@@ -96,8 +96,9 @@ impl Verdict {
 /// why the fit stopped: the recorded reason and `converged` flag, or for a record written before
 /// reasons were recorded whether the reason it allows to infer ([`Record::stop_reason`]) stopped
 /// short of the rule (its `converged` flag then meant "the solver stopped itself" and is not
-/// compared). Times, machine,
-/// code version and notes are not compared.
+/// compared). With `tol > 0` a difference in the solver's end is shown but does not count against
+/// the cell (across kernel sets it moves first). Times, machine, code version and notes are not
+/// compared.
 pub fn compare(stored: &Record, new: &Record, tol: f64) -> (Verdict, Vec<String>) {
     let mut out = Vec::new();
     if new.status != stored.status {
