@@ -130,6 +130,8 @@ pub struct Selection {
     pub shard: Option<Shard>,
     /// Stop after this many cells.
     pub max_cells: Option<usize>,
+    /// Compute only the cells with these hashes (`structdr verify`'s sample; `None` = all).
+    pub only_cells: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Selection {
@@ -147,6 +149,7 @@ impl Selection {
                     // by the fit's key: cells sharing one fit (FSL's n_selected) land in one
                     // part, so no part refits what another computes
                     && self.shard.is_none_or(|s| s.contains(&fit_key(&c.key).hash()))
+                    && self.only_cells.as_ref().is_none_or(|only| only.contains(&c.hash))
             })
             .collect();
         if let Some(max) = self.max_cells {

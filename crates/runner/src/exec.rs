@@ -10,7 +10,7 @@ use crate::keys::{cell_seed, fit_key, CellKey};
 use crate::outputs::scored_coordinates;
 use crate::progress::Progress;
 use crate::spec::{Evaluation, Plan, Protocol};
-use crate::store::{code_version, ClaimOutcome, FitStore, Record, Status, Store};
+use crate::store::{code_version, ClaimOutcome, FitStore, Lookup, Record, Status, Store};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub only_methods: Vec<String>,
     /// Compute only this part of the cells (`--shard i/n`).
     pub shard: Option<Shard>,
+    /// Compute only the cells with these hashes (`structdr verify`; `None` = every cell).
+    pub only_cells: Option<std::collections::BTreeSet<String>>,
     /// Hide the progress bar.
     pub quiet: bool,
 }
@@ -55,6 +57,7 @@ impl RunOptions {
             only_datasets: Vec::new(),
             only_methods: Vec::new(),
             shard: None,
+            only_cells: None,
             quiet: true,
         }
     }
@@ -87,6 +90,25 @@ pub struct RunSummary {
     pub skipped: usize,
     /// Missing cells another live run on the same store is computing (left to it).
     pub busy: usize,
+    /// Records refused by their checksum and not recomputed by this run (shown as not computed).
+    pub refused: Vec<RefusedRecord>,
+    /// Records used without a checksum to verify (written before records carried one).
+    pub unverified: usize,
+}
+
+/// A stored record refused by its checksum ([`crate::store::Lookup::Refused`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RefusedRecord {
+    /// Index of the cell's method in [`Plan::methods`].
+    pub method: usize,
+    /// Index of the cell's data set.
+    pub dataset: usize,
+    /// The record's hash (its file name).
+    pub hash: String,
+    /// The cell's parameters.
+    pub params: String,
+    /// Why it is refused.
+    pub why: String,
 }
 
 /// Why a fit produced nothing to score.
@@ -215,6 +237,7 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
         threads: threads.to_string(),
         machine: Some(crate::store::machine()),
         finished_at: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        checksum: None,
     };
     let fitted = match fitted {
         Ok(f) => f,
@@ -268,6 +291,9 @@ pub fn run(
     let mut summary = RunSummary { total: all.len(), ..Default::default() };
     let mut results: Vec<(Cell, Option<Record>)> = Vec::with_capacity(all.len());
     let mut missing = Vec::new();
+    // Records refused by their checksum (cell index, why), and records without one (by hash).
+    let mut refused: Vec<(usize, String)> = Vec::new();
+    let mut unverified = std::collections::HashSet::new();
     for (i, c) in all.into_iter().enumerate() {
         let cached = if opts.force {
             if let Some(r) = store.get(&c.hash) {
@@ -275,9 +301,18 @@ pub fn run(
             }
             None
         } else {
-            match store.get(&c.hash) {
-                Some(r) => Some(r),
-                None => store
+            match store.read(&c.hash) {
+                Lookup::Found(r) => {
+                    if r.checksum.is_none() {
+                        unverified.insert(c.hash.clone());
+                    }
+                    Some(r)
+                }
+                Lookup::Refused { why, .. } => {
+                    refused.push((i, why));
+                    None
+                }
+                Lookup::Missing => store
                     .adopt_unversioned(&c.key)
                     .map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?,
             }
@@ -290,10 +325,26 @@ pub fn run(
         }
         results.push((c, cached));
     }
-    let selection =
-        Selection { only_datasets: opts.only_datasets.clone(), only_methods: opts.only_methods.clone(), shard: opts.shard, max_cells: opts.max_cells };
+    let selection = Selection {
+        only_datasets: opts.only_datasets.clone(),
+        only_methods: opts.only_methods.clone(),
+        shard: opts.shard,
+        max_cells: opts.max_cells,
+        only_cells: opts.only_cells.clone(),
+    };
     let (todo, skipped) = selection.apply(plan, |i| &results[i].0, missing);
     summary.skipped = skipped;
+    summary.unverified = unverified.len();
+    // A refused record is never used: said always (not progress), and recomputed when selected.
+    let mut said = std::collections::HashSet::new();
+    for (i, why) in &refused {
+        let c = &results[*i].0;
+        if said.insert(c.hash.as_str()) {
+            let what = format!("{} / {} {}", data[c.dataset].label, plan.methods[c.method].label, c.key.params_string());
+            let now = if todo.contains(i) { "recomputing it" } else { "not used; shown as not computed until a run recomputes it" };
+            eprintln!("warning: the record of {what} ({}.json) is refused: {why}; {now}", c.hash);
+        }
+    }
     if !opts.quiet {
         eprintln!(
             "cells: {} total, {} cached, {} to run{}",
@@ -419,6 +470,15 @@ pub fn run(
     if summary.busy > 0 && !opts.quiet {
         eprintln!("{} cells are being computed by another run on this store ({}); run again later to see them", summary.busy, busy_by.join("; "));
     }
+    let mut listed = std::collections::HashSet::new();
+    summary.refused = refused
+        .iter()
+        .filter(|(i, _)| results[*i].1.is_none() && listed.insert(results[*i].0.hash.clone()))
+        .map(|(i, why)| {
+            let c = &results[*i].0;
+            RefusedRecord { method: c.method, dataset: c.dataset, hash: c.hash.clone(), params: c.key.params_string(), why: why.clone() }
+        })
+        .collect();
     summary.failed = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Failed)).count();
     summary.degenerate = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Degenerate)).count();
     let write_errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());

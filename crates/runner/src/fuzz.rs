@@ -119,13 +119,23 @@ pub fn spec_toml(data: &[u8]) {
 
 /// Record files (`results/<id>/records/<hash>.json`) and fit-cache files
 /// (`results/<id>/fits/<hash>.json`): [`store::Record::from_json`] and [`store::parse_fit`]. An
-/// accepted record written again and read back is the same record (its floats included).
+/// accepted record written again and read back is the same record (its floats included); sealed
+/// with its checksum, written and read back, it verifies; any change to a metric then fails its
+/// checksum.
 pub fn record_json(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     if let Ok(rec) = store::Record::from_json(text) {
+        let _ = rec.integrity();
         let once = serde_json::to_string_pretty(&rec).expect("a parsed record serialises");
         let again = store::Record::from_json(&once).expect("a written record parses");
         assert_eq!(once, serde_json::to_string_pretty(&again).expect("serialises"), "record: JSON round trip changed the record");
+        let sealed = serde_json::to_string_pretty(&rec.sealed()).expect("serialises");
+        let mut back = store::Record::from_json(&sealed).expect("a sealed record parses");
+        assert_eq!(back.integrity(), store::Integrity::Verified, "record: a sealed record does not verify");
+        if let Some(v) = back.metrics.values_mut().next() {
+            *v = if *v == 0.5 { 0.25 } else { 0.5 };
+            assert!(back.integrity().refusal().is_some(), "record: an edited metric kept a matching checksum");
+        }
     }
     if let Some((_, fitted, seconds)) = store::parse_fit(text) {
         assert!(seconds.is_finite() && seconds >= 0.0, "fit: seconds are a duration");

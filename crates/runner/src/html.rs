@@ -135,6 +135,10 @@ struct Provenance {
     data: BTreeSet<(String, String)>,
     method_versions: BTreeSet<(String, u32)>,
     fit_seconds: f64,
+    /// Records used without a checksum (written before records carried one).
+    unverified: usize,
+    /// Records refused by their checksum: (data set name, method name, parameters, why).
+    refused: Vec<(String, String, String, String)>,
 }
 
 fn provenance(plan: &Plan, results: &Path) -> Provenance {
@@ -143,6 +147,12 @@ fn provenance(plan: &Plan, results: &Path) -> Provenance {
     let dir = plan.output_dir(results).join(crate::store::RECORDS_DIR);
     let Some(records) = dir.is_dir().then(|| crate::store::Store::open(&dir).and_then(|s| s.records()).ok()).flatten() else { return p };
     for rec in records.into_iter().filter_map(|(_, r)| r) {
+        let integrity = rec.integrity();
+        if let Some(why) = integrity.refusal() {
+            p.refused.push((rec.key.dataset.clone(), rec.key.method.clone(), rec.params_string(), why));
+            continue;
+        }
+        p.unverified += usize::from(integrity == crate::store::Integrity::Unverified);
         p.records += 1;
         *p.code_versions.entry(rec.code_version.clone()).or_default() += 1;
         *p.threads.entry(rec.threads.clone()).or_default() += 1;
@@ -191,8 +201,10 @@ pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) 
         let csv_path = PathBuf::from(format!("{}.csv", plan.table_stem(results).display()));
         let mut table_score = None;
         let mut table_short = 0;
+        let prov = provenance(&plan, results);
         if let Ok(text) = std::fs::read_to_string(&csv_path) {
-            let rows = read_table_csv(&text).map_err(|e| anyhow::anyhow!("{}: {e}", csv_path.display()))?;
+            let mut rows = read_table_csv(&text).map_err(|e| anyhow::anyhow!("{}: {e}", csv_path.display()))?;
+            withhold_refused(&plan, &mut rows, &prov.refused);
             write_table(&mut body, &plan, &rows, docs, out)?;
             let refs: Vec<&TableRow> = rows.iter().collect();
             table_score = score(&refs);
@@ -222,19 +234,32 @@ pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) 
             figures_total += pngs.len();
         }
         // provenance
-        let prov = provenance(&plan, results);
+        if !prov.refused.is_empty() {
+            writeln!(
+                body,
+                "<p class=bad>{} record(s) of this spec's store are refused by their checksum (changed after they were written); their values are not shown, and cells they would fill show as not computed until <code>structdr run {}</code> recomputes them:</p><ul>{}</ul>",
+                prov.refused.len(),
+                esc(&spec_path.display().to_string()),
+                prov.refused.iter().map(|(d, m, p, why)| format!("<li>{} / {} <code>{}</code>: {}</li>", esc(d), esc(m), esc(p), esc(why))).collect::<String>()
+            )?;
+        }
         if prov.records > 0 {
             let list = |m: &BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("<code>{}</code> ({v})", esc(k))).collect::<Vec<_>>().join(", ");
             writeln!(
                 body,
-                "<details><summary>Provenance: {} records, {:.0} s of fits in all</summary><ul><li>code versions: {}</li><li>threads and BLAS kernels: {}</li><li>machines: {}</li><li>method versions: {}</li><li>data (name, SHA-256 of the content after preprocessing): {}</li></ul></details>",
+                "<details><summary>Provenance: {} records, {:.0} s of fits in all</summary><ul><li>code versions: {}</li><li>threads and BLAS kernels: {}</li><li>machines: {}</li><li>method versions: {}</li><li>data (name, SHA-256 of the content after preprocessing): {}</li>{}</ul></details>",
                 prov.records,
                 prov.fit_seconds,
                 list(&prov.code_versions),
                 list(&prov.threads),
                 list(&prov.machines),
                 prov.method_versions.iter().map(|(m, v)| format!("{} v{v}", esc(m))).collect::<Vec<_>>().join(", "),
-                prov.data.iter().map(|(d, c)| format!("{} <code>{}</code>", esc(d), esc(&c[..c.len().min(16)]))).collect::<Vec<_>>().join(", ")
+                prov.data.iter().map(|(d, c)| format!("{} <code>{}</code>", esc(d), esc(&c[..c.len().min(16)]))).collect::<Vec<_>>().join(", "),
+                if prov.unverified > 0 {
+                    format!("<li>records without a checksum (written before records carried one), used unverified: {}</li>", prov.unverified)
+                } else {
+                    String::new()
+                }
             )?;
         }
         writeln!(body, "</section>")?;
@@ -312,6 +337,22 @@ window.addEventListener("load", () => {{
 "#,
         title = esc(title)
     )
+}
+
+/// A table row whose shown cell is a record refused by its checksum loses its numbers: its status
+/// says why. `refused`: (data set name, method name, parameters, why) of each refused record; a
+/// row matches by its method's and data set's names and the cell's parameters.
+fn withhold_refused(plan: &Plan, rows: &mut [TableRow], refused: &[(String, String, String, String)]) {
+    for r in rows.iter_mut() {
+        let methods: Vec<&str> = plan.methods.iter().filter(|m| m.label == r.method).map(|m| m.name.as_str()).collect();
+        let datasets: Vec<&str> = plan.spec.datasets.iter().filter(|d| d.label.as_deref().unwrap_or(d.name()) == r.dataset).map(|d| d.name()).collect();
+        if let Some((_, _, _, why)) = refused.iter().find(|(d, m, p, _)| datasets.contains(&d.as_str()) && methods.contains(&m.as_str()) && *p == r.params) {
+            r.ours = None;
+            r.diff = None;
+            r.sd = None;
+            r.status = format!("not computed: its record is refused ({why})");
+        }
+    }
 }
 
 /// One table: rows = methods, columns = data sets; cells "ours (paper, diff)" coloured by |diff|,

@@ -16,7 +16,7 @@
 //! | [`data`] | data sets loaded and preprocessed ([`data::Prepared`]); the energy-rule dimension ([`data::energy_dim`]) |
 //! | [`keys`] | cell keys and their hash, fit keys, seeds, the record schema version |
 //! | [`cells`] | the grid cells of a plan, the figures' fit-only cells, which cells this invocation computes (filters, shards) |
-//! | [`store`] | records (claims, adoption of unversioned records, prune) and the fit cache: reads and writes, never fits |
+//! | [`store`] | records (checksums, claims, adoption of unversioned records, prune, seal), the fit cache (`fits`), which spec files write into a store (`ledger`): reads and writes, never fits |
 //! | [`stopping`] | why a recorded fit stopped: the record's typed reason, or what an older record allows to infer |
 //! | [`progress`] | the progress bar or log lines of a run |
 //! | [`outputs`] | what a fit's output is scored and drawn as (the `n_selected` rule), a graph as an edge-list CSV |
@@ -26,7 +26,7 @@
 //! | [`figures`] | figures drawn from fits (`render`: plotters, `text`: glyphs) and `figures.md` |
 //! | [`pipeline`] | one spec end to end ([`run_spec`]) |
 //! | [`slurm`], [`fuzz`], [`nightly`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite; the HTML report; the nightly history |
-//! | [`commands`] | the command line: one file per group of commands |
+//! | [`commands`] | the command line: one file per group of commands (`verify` recomputes stored cells through [`exec::run`]) |
 //!
 //! ## One cell, from spec to table
 //!
@@ -40,7 +40,8 @@
 //!    invocation computes ([`cells::Selection`]), claims them, fits every group sharing a
 //!    [`keys::fit_key`] once ([`exec::fit_cell`], seed [`keys::cell_seed`]), scores each cell on
 //!    its output ([`outputs::scored_coordinates`], [`exec::evaluate`]) and writes one
-//!    [`store::Record`] per cell.
+//!    [`store::Record`] per cell, sealed with the checksum of its content (a stored record whose
+//!    checksum fails is refused and recomputed).
 //! 5. [`report::select`] picks the best cell per (method, data set); [`report::write_tables`]
 //!    writes the tables beside the papers' values.
 //! 6. A figure's fits are fit-only cells ([`cells::panel_cells`], [`figures::best_cells`]), run by

@@ -8,7 +8,7 @@ use crate::exec::{self, RunOptions, RunSummary};
 use crate::figures;
 use crate::report::{self, Best, TableFiles};
 use crate::spec::{self, Plan};
-use crate::store::{FitStore, Record, Store};
+use crate::store::{FitStore, Record, SpecLedger, Store};
 use std::path::PathBuf;
 
 /// What a run produced.
@@ -49,6 +49,8 @@ fn check_labels(plan: &Plan, prepared: &[Prepared]) -> anyhow::Result<()> {
 pub fn run_spec(plan: &Plan, opts: &RunOptions) -> anyhow::Result<RunOutput> {
     spec::check_environment(plan).map_err(|e| anyhow::anyhow!("{e}"))?;
     let out_dir = plan.output_dir(&opts.results_root);
+    // One id, one spec file: a second file with this id would write into this spec's store.
+    SpecLedger::check_plan(plan, &opts.results_root, true)?;
     let store = Store::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the record store in {}: {e}", out_dir.display()))?;
     if !opts.quiet {
         eprintln!("spec {} ({}): {} data sets x {} methods", plan.spec.id, plan.path.display(), plan.spec.datasets.len(), plan.methods.len());

@@ -359,10 +359,12 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
                 .ok()
             }
             None => {
-                // No usable record: say whether cells failed or were simply not run yet.
+                // No usable record: say whether cells failed, were refused or were not run yet.
+                let refused = summary.refused.iter().filter(|r| r.method == b.method && r.dataset == b.dataset).count();
                 let why = match &b.first_error {
                     Some(e) if b.degenerate == b.total => format!("degenerate: {e}"),
                     Some(e) => format!("failed: {e}"),
+                    None if refused > 0 => format!("not computed: {refused} record(s) refused by their checksum (see Run)"),
                     None => "not computed yet".to_string(),
                 };
                 let pad = if solver_end { " | | |" } else { "" };
@@ -415,6 +417,38 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         method_versions(plan, best)
     )
     .ok();
+    // Records that are not what they claim are never shown: say which, and why.
+    if !summary.refused.is_empty() {
+        let list: Vec<String> = summary
+            .refused
+            .iter()
+            .map(|r| {
+                format!(
+                    "- {} / {} {} (`{}.json`): {}",
+                    md_cell(&data[r.dataset].label),
+                    md_cell(&plan.methods[r.method].label),
+                    md_cell(&r.params),
+                    r.hash,
+                    r.why
+                )
+            })
+            .collect();
+        writeln!(
+            md,
+            "\n{} record(s) refused by their checksum: counted as not computed, their values not shown (`structdr run` recomputes them):\n\n{}",
+            list.len(),
+            list.join("\n")
+        )
+        .ok();
+    }
+    if summary.unverified > 0 {
+        writeln!(
+            md,
+            "\n{} record(s) carry no checksum (written before records carried one): used unverified; `structdr store seal` stamps them.",
+            summary.unverified
+        )
+        .ok();
+    }
 
     // ---------- CSV (long format, RFC 4180 quoting) ----------
     // specs with `repeats > 1` add two columns: the sd over seeds and the number of seeds

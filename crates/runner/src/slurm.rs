@@ -262,6 +262,8 @@ pub fn write_scripts(spec: &Path, opts: &SlurmOptions) -> Result<Scripts> {
     path_text("the current directory", &cwd)?;
     let plan = crate::spec::load(spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::spec::check_environment(&plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // the tasks would be refused one by one: refuse before anything is submitted
+    crate::store::SpecLedger::check_plan(&plan, &opts.results, false)?;
     let results = if opts.results.is_absolute() { opts.results.clone() } else { cwd.join(&opts.results) };
     let spec_abs = if spec.is_absolute() { spec.to_path_buf() } else { cwd.join(spec) };
     let binary = std::env::current_exe().context("cannot locate this binary")?;

@@ -169,6 +169,9 @@ fn cases() -> Vec<Case> {
         case("row select unknown", vec![("s.toml", spec(&format!("{MOONS}[[method]]\nname = \"pca\"\nselect = \"acc_mean\"\ngrid = {{ dim = 2 }}\n")))], &["check", "{d}/s.toml"], Error("'acc_mean' is not a metric")),
         case("id with ..", vec![("s.toml", format!("id = \"../../x\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("without '..'")),
         case("absolute id", vec![("s.toml", format!("id = \"/tmp/x\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("relative path")),
+        case("id with a space", vec![("s.toml", format!("id = \"my table\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("an id is ASCII letters")),
+        case("id starting with a dot", vec![("s.toml", format!("id = \".x\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("must not start with '.' or '-'")),
+        case("id with a shell command", vec![("s.toml", format!("id = \"x$(reboot)\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("holds '$'")),
         case("empty output", vec![("s.toml", format!("id = \"x\"\ntitle = \"t\"\noutput = \"\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("output is empty")),
         case("absolute table_path", vec![("s.toml", format!("id = \"x\"\ntitle = \"t\"\ntable_path = \"/etc/x\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}").into_bytes())], &["check", "{d}/s.toml"], Error("relative path")),
         case(

@@ -59,6 +59,7 @@ rows = { PCA = [0.995, 0.5] }
         only_datasets: vec![],
         only_methods: vec![],
         shard: None,
+        only_cells: None,
         quiet: true,
     };
     let out = structdr::run_spec(&plan, &opts).unwrap();

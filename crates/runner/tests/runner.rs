@@ -47,7 +47,17 @@ fn plan_in(dir: &Path, text: &str) -> spec::Plan {
 }
 
 fn opts(root: PathBuf) -> RunOptions {
-    RunOptions { results_root: root, force: false, retry_failed: false, max_cells: None, only_datasets: vec![], only_methods: vec![], shard: None, quiet: true }
+    RunOptions {
+        results_root: root,
+        force: false,
+        retry_failed: false,
+        max_cells: None,
+        only_datasets: vec![],
+        only_methods: vec![],
+        shard: None,
+        only_cells: None,
+        quiet: true,
+    }
 }
 
 #[test]

@@ -1,11 +1,14 @@
 //! The `structdr` command line: its commands and their bodies, as library code (the binary,
 //! `main.rs`, only sets up the process and calls [`dispatch`]). One file per group of commands:
-//! [`run`] (run, check, prune), [`fit`] (embed, select, eval on files), [`datasets`]; the
+//! [`run`] (run, check, prune), [`verify`] (recompute stored cells and compare), [`store`]
+//! (records' checksums: check, seal), [`fit`] (embed, select, eval on files), [`datasets`]; the
 //! report, nightly, Slurm, history and methods commands are a few lines each, here.
 
 pub mod datasets;
 pub mod fit;
 pub mod run;
+pub mod store;
+pub mod verify;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -13,6 +16,8 @@ use datasets::DatasetsCommand;
 use fit::{EmbedArgs, EvalCommand, SelectArgs};
 use run::RunArgs;
 use std::path::PathBuf;
+use store::StoreCommand;
+use verify::VerifyArgs;
 
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
 #[allow(missing_docs)]
@@ -37,6 +42,13 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a spec without running anything.
     Check { spec: PathBuf },
+    /// Recompute stored cells of a spec (a seeded sample spread over the methods, or all) into a
+    /// scratch store and compare each with its record, bit for bit; exit 3 when one differs.
+    Verify(VerifyArgs),
+    /// The records' checksums: count them by integrity, or stamp records written before records
+    /// carried one.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Run one method on your data (samples in rows) and write the embedding.
     Embed(EmbedArgs),
     /// Run a feature-selection method (e.g. fsl) and write its feature weights, one per feature.
@@ -193,6 +205,8 @@ pub fn dispatch(cmd: Command) -> Result<()> {
             Ok(())
         }
         Command::Check { spec } => run::check(&spec),
+        Command::Verify(a) => verify::verify(a),
+        Command::Store(c) => store::store(c),
         Command::Prune { spec, results, dry_run } => run::prune(&spec, &results, dry_run),
         Command::Embed(a) => fit::embed(a),
         Command::Select(a) => fit::select(a),

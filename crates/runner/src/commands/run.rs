@@ -61,14 +61,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global().context("configuring worker threads")?;
     }
     let plan = spec::load(&a.spec)?;
-    // A misspelt filter would silently compute nothing: every name must be in the spec.
-    let data_names: Vec<&str> = (0..plan.spec.datasets.len()).flat_map(|i| plan.dataset_names(i)).collect();
-    let method_names: Vec<&str> = (0..plan.methods.len()).flat_map(|i| plan.method_names(i)).collect();
-    for (flag, given, known) in [("--dataset", &a.only_datasets, &data_names), ("--method", &a.only_methods, &method_names)] {
-        if let Some(bad) = given.iter().find(|g| !known.contains(&g.as_str())) {
-            bail!("{flag} {bad}: not in {} (known: {})", a.spec.display(), known.join(", "));
-        }
-    }
+    check_filters(&plan, &a.spec, &a.only_datasets, &a.only_methods)?;
     let shard = a.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
     let opts = RunOptions {
         results_root: a.results,
@@ -78,6 +71,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         only_datasets: a.only_datasets,
         only_methods: a.only_methods,
         shard,
+        only_cells: None,
         quiet: a.quiet,
     };
     let t0 = std::time::Instant::now();
@@ -92,6 +86,19 @@ pub fn run(a: RunArgs) -> Result<()> {
         if s.degenerate > 0 { format!(", {} degenerate", s.degenerate) } else { String::new() },
         if s.skipped > 0 { format!(", {} not run (--max-cells, --dataset, --method, --shard)", s.skipped) } else { String::new() }
     );
+    if !s.refused.is_empty() {
+        println!("records refused by their checksum and not recomputed now (shown as not computed): {}", s.refused.len());
+        for r in &s.refused {
+            println!("  {} / {} {}: {}", out.prepared[r.dataset].label, plan.methods[r.method].label, r.params, r.why);
+        }
+    }
+    if s.unverified > 0 {
+        println!(
+            "records used without a checksum (written before records carried one): {} (`structdr store seal {}` stamps them)",
+            s.unverified,
+            a.spec.display()
+        );
+    }
     if s.busy > 0 {
         println!("cells being computed by another run on this store: {} (not counted above; run again later)", s.busy);
     }
@@ -130,6 +137,19 @@ pub fn run(a: RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--dataset` / `--method` names: a misspelt filter would silently select nothing, so every name
+/// must be in the spec.
+pub(crate) fn check_filters(plan: &spec::Plan, spec: &Path, datasets: &[String], methods: &[String]) -> Result<()> {
+    let data_names: Vec<&str> = (0..plan.spec.datasets.len()).flat_map(|i| plan.dataset_names(i)).collect();
+    let method_names: Vec<&str> = (0..plan.methods.len()).flat_map(|i| plan.method_names(i)).collect();
+    for (flag, given, known) in [("--dataset", datasets, &data_names), ("--method", methods, &method_names)] {
+        if let Some(bad) = given.iter().find(|g| !known.contains(&g.as_str())) {
+            bail!("{flag} {bad}: not in {} (known: {})", spec.display(), known.join(", "));
+        }
+    }
+    Ok(())
+}
+
 /// `structdr check`: the spec validated, and what its environment needs is there.
 pub fn check(spec: &Path) -> Result<()> {
     let plan = spec::load(spec)?;
@@ -142,6 +162,8 @@ pub fn check(spec: &Path) -> Result<()> {
 /// `structdr prune`: records of other versions of their method removed from the spec's store.
 pub fn prune(spec: &Path, results: &Path, dry_run: bool) -> Result<()> {
     let plan = spec::load(spec)?;
+    // pruning through a second spec file with this store's id would act on another spec's cells
+    crate::store::SpecLedger::check_plan(&plan, results, false)?;
     let dir = plan.output_dir(results);
     let store = Store::open_in(&dir).with_context(|| format!("cannot open the record store in {}", dir.display()))?;
     let counts = store
