@@ -12,12 +12,16 @@
 //! every other method's records are reused; old records stay until `structdr prune` removes them.
 //!
 //! The cell's random seed derives from the key *without* the version ([`CellKey::seed_hash`]), so a
-//! version bump changes the numerics under test and nothing else.
+//! version bump changes the numerics under test and nothing else; nor from an external method's
+//! dependencies' checksum (only its command and the command's files,
+//! [`crate::spec::external::SeedExternalKey`]), so editing a helper module recomputes its cells
+//! with the seeds they had.
 //!
 //! Records written before keys carried versions (no `method_version` field) were made by version 1
 //! of every method ([`UNVERSIONED_IS`]; the store adopts them, `crate::store::Store::adopt_unversioned`).
 
 use crate::data::Prepared;
+use crate::spec::external::SeedExternalKey;
 use crate::spec::{ExternalKey, Plan, Protocol, DIM_ENERGY};
 use serde::{Deserialize, Serialize};
 use structdr_methods::api::Stage;
@@ -81,7 +85,7 @@ struct UnversionedKey<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     repeat: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    external: Option<&'a ExternalKey>,
+    external: Option<SeedExternalKey<'a>>,
 }
 
 /// Current record schema version.
@@ -114,7 +118,7 @@ impl CellKey {
             seed: self.seed,
             schema: self.schema,
             repeat: self.repeat,
-            external: self.external.as_ref(),
+            external: self.external.as_ref().map(ExternalKey::seed_part),
         };
         let canonical = serde_json::to_string(&k).expect("CellKey serialises");
         structdr_datasets::sha256_hex(canonical.as_bytes())

@@ -889,12 +889,18 @@ fn external_methods_run_beside_rust_ones_and_fail_as_cells() {
     }
     let dir = tempfile::tempdir().unwrap();
     let baselines = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../baselines");
-    let script = dir.path().join("cmds.py");
+    // each script in a directory of its own: a script's directory is in its key, and the results
+    // are written beside the scripts' directories, not into them
+    let [cmds_dir, fail_dir, quiet_dir] = ["cmds", "fail", "quiet"].map(|d| dir.path().join(d));
+    for d in [&cmds_dir, &fail_dir, &quiet_dir] {
+        std::fs::create_dir(d).unwrap();
+    }
+    let script = cmds_dir.join("cmds.py");
     std::fs::copy(baselines.join("numpy_cmds.py"), &script).unwrap();
-    std::fs::copy(baselines.join("structdr_io.py"), dir.path().join("structdr_io.py")).unwrap();
-    let fail = dir.path().join("fail.py");
+    std::fs::copy(baselines.join("structdr_io.py"), cmds_dir.join("structdr_io.py")).unwrap();
+    let fail = fail_dir.join("fail.py");
     std::fs::write(&fail, "import sys\nprint('about to fail')\nsys.exit('no luck: bad parameter')\n").unwrap();
-    let quiet = dir.path().join("quiet.py");
+    let quiet = quiet_dir.join("quiet.py");
     std::fs::write(&quiet, "print('wrote nothing')\n").unwrap();
     let text = format!(
         r#"

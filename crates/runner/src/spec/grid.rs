@@ -3,7 +3,7 @@
 //! "energy"` kept symbolic until the data set is known), for registered and external methods; the
 //! row's protocols and metric; the limits on cells.
 
-use super::external::{files_sha256, ExternalKey, DEFAULT_TIMEOUT_S};
+use super::external::{check_depends_entry, default_depends, depends_sha256, files_sha256, ExternalKey, DEFAULT_TIMEOUT_S};
 use super::plan::MethodPlan;
 use super::schema::{ErrAt, MethodSpec, Protocol, Spec, SpecError, DIM_ENERGY, MAX_REPEATS};
 use structdr_methods::api::OutputKind;
@@ -40,10 +40,10 @@ pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt)
             }
             continue;
         }
-        if m.timeout_s.is_some() || m.output.is_some() || m.randomised.is_some() || m.needs_labels.is_some() {
+        if m.timeout_s.is_some() || m.output.is_some() || m.randomised.is_some() || m.needs_labels.is_some() || m.depends.is_some() {
             errors.push(err(
                 Some(m.name.span()),
-                format!("method '{name}': timeout_s, output, randomised and needs_labels apply to external methods (with a command)"),
+                format!("method '{name}': timeout_s, output, randomised, needs_labels and depends apply to external methods (with a command)"),
             ));
         }
         let info = match structdr_methods::lookup(name) {
@@ -274,15 +274,50 @@ fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, er
     let files_sha256 = match files_sha256(cmd) {
         Ok(h) => h,
         Err(e) => {
-            errors.push(err(span, format!("method '{name}': {e}")));
+            errors.push(err(span.clone(), format!("method '{name}': {e}")));
             String::new()
         }
+    };
+    let depends = match &m.depends {
+        Some(d) => {
+            for (i, entry) in d.get_ref().iter().enumerate() {
+                if let Some(why) = check_depends_entry(entry) {
+                    errors.push(err(Some(d.span()), format!("method '{name}': depends[{i}] = {entry:?} {why}")));
+                }
+            }
+            if d.get_ref().is_empty() {
+                errors.push(err(
+                    Some(d.span()),
+                    format!("method '{name}': depends is empty; leave it out for the default (the directories of the command's files)"),
+                ));
+            }
+            d.get_ref().clone()
+        }
+        None => default_depends(cmd),
     };
     if errors.len() > n_errors {
         return None;
     }
+    let (depends_sha256, depends_files) = match depends_sha256(&depends) {
+        Ok(h) => h,
+        Err(e) => {
+            let span = m.depends.as_ref().map(|d| d.span()).or(span);
+            let rule = if m.depends.is_some() { "depends" } else { "the default dependencies (the directories of the command's files)" };
+            errors.push(err(span, format!("method '{name}': {rule}: {e}")));
+            return None;
+        }
+    };
     let cells = expand_grid(&axes);
-    let external = ExternalKey { command: cmd.clone(), files_sha256, output, needs_labels: m.needs_labels.unwrap_or(false), timeout_s };
+    let external = ExternalKey {
+        command: cmd.clone(),
+        files_sha256,
+        output,
+        needs_labels: m.needs_labels.unwrap_or(false),
+        timeout_s,
+        depends,
+        depends_sha256,
+        depends_files,
+    };
     Some(MethodPlan {
         name: name.clone(),
         label,

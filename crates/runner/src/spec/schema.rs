@@ -253,6 +253,11 @@ pub struct MethodSpec {
     /// External methods: whether the command gets the labels (`labels.npy`; default false).
     #[serde(default)]
     pub needs_labels: Option<bool>,
+    /// External methods: the files and directories the command runs besides the files it names
+    /// (helper modules, data it reads), hashed into the cells' keys; default: the directories of
+    /// the command's files ([`crate::spec::external`] has the rule).
+    #[serde(default)]
+    pub depends: Option<Spanned<Vec<String>>>,
 }
 
 /// The papers' values to show beside ours. These are references, never outputs.
