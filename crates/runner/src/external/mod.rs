@@ -11,18 +11,25 @@
 //! - the command writes `embedding.npy` (N x d) or, with `output = "feature_scores"`,
 //!   `weights.npy` (D), and optionally `edges.npy` (E x 3: i, j, weight; a graph on the samples).
 //!
-//! A non-zero exit, a timeout (the process group is killed), a missing or malformed output, or
-//! non-finite values make a failed cell with the reason and the end of the command's output; the
-//! last lines of stdout and stderr are kept in the record's notes either way. The cell key holds
-//! the command and the SHA-256 of every command argument that is a file (the script), so editing
-//! the script recomputes its cells ([`crate::spec::external`] makes that key when the spec is read).
+//! A non-zero exit, a timeout, a missing or malformed output, or non-finite values make a failed
+//! cell with the reason and the end of the command's output; the last lines of stdout and stderr
+//! are kept in the record's notes either way, with how the command was contained. Whatever way
+//! the command ends, nothing it started outlives it and its scratch directory is removed
+//! ([`contain`]: a PID namespace where possible, writes confined to the scratch directory where
+//! bubblewrap works). The cell key holds the command, the SHA-256 of every command argument that
+//! is a file and of everything under its `depends` (by default the script's directory), so
+//! editing the script or a module it imports recomputes its cells ([`crate::spec::external`]
+//! makes that key when the spec is read).
+
+pub mod contain;
 
 use crate::keys::CellKey;
 use crate::spec::ExternalKey;
+use contain::Containment;
 use ndarray::{Array1, Array2};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use structdr_datasets::Dataset;
 use structdr_methods::api::{FeatureScores, Fitted, Output, OutputKind, Trace};
@@ -53,7 +60,9 @@ fn tail(s: &str, n: usize) -> &str {
 /// Runs the external method of `key` on `data` with `seed`: the fit, or why it failed (with the
 /// end of the command's output).
 pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Result<Fitted, String> {
-    let dir = tempfile::Builder::new().prefix("structdr-external-").tempdir().map_err(|e| format!("scratch directory: {e}"))?;
+    contain::sweep_dead_owners();
+    let containment = Containment::get();
+    let dir = contain::scratch()?;
     let work = dir.path();
     let input = work.join("input.npy");
     ndarray_npy::write_npy(&input, &data.x.as_standard_layout()).map_err(|e| format!("writing {}: {e}", input.display()))?;
@@ -79,9 +88,9 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
 
     let (stdout_path, stderr_path) = (work.join("stdout.txt"), work.join("stderr.txt"));
     let file = |p: &PathBuf| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
-    let mut cmd = Command::new(&ext.command[0]);
-    cmd.args(&ext.command[1..])
-        .arg(work)
+    let token = contain::run_token();
+    let mut cmd = containment.command(&ext.command, work, &token);
+    cmd.arg(work)
         .env("STRUCTDR_WORKDIR", work)
         .env("OMP_NUM_THREADS", "1")
         .env("OPENBLAS_NUM_THREADS", "1")
@@ -90,32 +99,32 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
         .stdin(Stdio::null())
         .stdout(file(&stdout_path)?)
         .stderr(file(&stderr_path)?);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0); // its own group, so a timeout kills the children it started too
-    }
     let t0 = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("{}: cannot start `{}`: {e}", key.method, ext.command.join(" ")))?;
     let limit = Duration::from_secs_f64(ext.timeout_s);
     let status = loop {
-        match child.try_wait().map_err(|e| format!("waiting for `{}`: {e}", ext.command.join(" ")))? {
-            Some(s) => break Some(s),
-            None if t0.elapsed() >= limit => {
-                kill_group(&mut child);
-                let _ = child.wait();
-                break None;
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if t0.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => break None,
+            Err(e) => {
+                containment.end_run(&mut child, &token);
+                return Err(format!("waiting for `{}`: {e}", ext.command.join(" ")));
             }
-            None => std::thread::sleep(Duration::from_millis(20)),
         }
     };
+    // nothing the command started outlives it, whether it exited or ran out of time
+    containment.end_run(&mut child, &token);
     let read = |p: &Path| {
         let mut s = String::new();
         let _ = std::fs::File::open(p).and_then(|mut f| f.read_to_string(&mut s));
         s
     };
     let (out, err) = (read(&stdout_path), read(&stderr_path));
-    let mut notes = vec![format!("external command `{}` ran {:.2} s", ext.command.join(" "), t0.elapsed().as_secs_f64())];
+    let mut notes = vec![
+        format!("external command `{}` ran {:.2} s", ext.command.join(" "), t0.elapsed().as_secs_f64()),
+        format!("{}; key holds {} file(s) under {}", containment.note, ext.depends_files, depends_list(&ext.depends)),
+    ];
     for (what, text) in [("stdout", &out), ("stderr", &err)] {
         if !text.trim().is_empty() {
             notes.push(format!("{what} (last {LOG_TAIL_CHARS} characters): {}", tail(text.trim_end(), LOG_TAIL_CHARS)));
@@ -190,12 +199,10 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
     Ok(fitted)
 }
 
-/// Kills the command's process group (it was started as a group leader), or the command alone.
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    {
-        let pgid = child.id();
-        let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pgid}")]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+/// The dependency roots of a key for a note: `'a', 'b'`, or `nothing` for none.
+fn depends_list(depends: &[String]) -> String {
+    if depends.is_empty() {
+        return "nothing (no command file)".into();
     }
-    let _ = child.kill();
+    depends.iter().map(|d| format!("'{d}'")).collect::<Vec<_>>().join(", ")
 }
