@@ -53,6 +53,19 @@ fn count_plan_cells(spec: &Spec) -> u128 {
 pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt) -> Vec<MethodPlan> {
     let total_cells = count_plan_cells(spec);
     if reaches(total_cells, PLAN_CELL_LIMIT) {
+        // the grids that are over their own limit too, counted the same way
+        for m in &spec.methods {
+            let n_grid = m.grid.values().fold(1u128, |acc, v| acc.saturating_mul(grid_len(v.get_ref()) as u128));
+            if reaches(n_grid, GRID_CELL_LIMIT) {
+                errors.push(err(
+                    Some(m.name.span()),
+                    format!(
+                        "method '{}': the grid has {n_grid} cells (the product of its axes' lengths), the limit is fewer than {GRID_CELL_LIMIT} per method",
+                        m.name.get_ref()
+                    ),
+                ));
+            }
+        }
         errors.push(err(
             None,
             format!("the spec has {total_cells} cells (data sets x grid cells x repeats), the limit is fewer than {PLAN_CELL_LIMIT}; split it"),
