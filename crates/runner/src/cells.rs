@@ -27,21 +27,25 @@ pub struct Cell {
 /// Expands every (data set, method, grid point) into a cell with its content key (one per seed of
 /// a randomised method's `repeats`).
 pub fn cells(plan: &Plan, data: &[Prepared]) -> Vec<Cell> {
-    let mut out = Vec::new();
-    for (di, p) in data.iter().enumerate() {
-        for (mi, m) in plan.methods.iter().enumerate() {
+    cells_iter(plan, data).collect()
+}
+
+/// [`cells`] one at a time, in the same order: a caller that keeps something smaller per cell (or
+/// builds its own list) never holds the whole expansion twice.
+pub fn cells_iter<'a>(plan: &'a Plan, data: &'a [Prepared]) -> impl Iterator<Item = Cell> + 'a {
+    data.iter().enumerate().flat_map(move |(di, p)| {
+        plan.methods.iter().enumerate().flat_map(move |(mi, m)| {
             let repeats = if m.randomised { plan.spec.repeats.max(1) } else { 1 };
-            for (gi, params) in m.cells.iter().enumerate() {
+            m.cells.iter().enumerate().flat_map(move |(gi, params)| {
                 let key = CellKey { external: m.external.clone(), ..cell_key(plan, p, &m.name, m.version, &m.protocols, params) };
-                for r in 0..repeats {
+                (0..repeats).map(move |r| {
                     let key = CellKey { repeat: (r > 0).then_some(r as u32), ..key.clone() };
                     let hash = key.hash();
-                    out.push(Cell { dataset: di, method: mi, grid_index: gi, key, hash, repeat: r });
-                }
-            }
-        }
-    }
-    out
+                    Cell { dataset: di, method: mi, grid_index: gi, key, hash, repeat: r }
+                })
+            })
+        })
+    })
 }
 
 /// A fit-only cell: a fit a figure draws (a `[[figure]]` panel's, or a best cell's embedding).

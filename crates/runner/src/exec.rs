@@ -43,6 +43,9 @@ pub struct RunOptions {
     pub only_cells: Option<std::collections::BTreeSet<String>>,
     /// Hide the progress bar.
     pub quiet: bool,
+    /// Do not wait for cells another live run on the store is computing: leave them to it (the
+    /// tables say they are being computed by another run). By default a run waits for them.
+    pub no_wait: bool,
 }
 
 impl RunOptions {
@@ -59,6 +62,7 @@ impl RunOptions {
             shard: None,
             only_cells: None,
             quiet: true,
+            no_wait: false,
         }
     }
 }
@@ -88,12 +92,34 @@ pub struct RunSummary {
     pub degenerate: usize,
     /// Missing cells left for a later run by `--max-cells`, `--dataset`, `--method` or `--shard`.
     pub skipped: usize,
-    /// Missing cells another live run on the same store is computing (left to it).
+    /// Missing cells of this run's selection another live run on the same store is computing,
+    /// left to it (only under [`RunOptions::no_wait`]; otherwise the run waits for them).
     pub busy: usize,
+    /// Cells without a record when this run scanned the store that another run finished before
+    /// this one ended (found when the store was read again for the tables).
+    pub finished_elsewhere: usize,
+    /// Cells without a record at the end of the run that a live run holds a claim on: being
+    /// computed by another run (shown so in the tables, not as "not computed yet").
+    pub claimed: Vec<ClaimedCell>,
+    /// Cells with a usable record when the run ended: the store's, read again for the tables.
+    pub recorded: usize,
     /// Records refused by their checksum and not recomputed by this run (shown as not computed).
     pub refused: Vec<RefusedRecord>,
     /// Records used without a checksum to verify (written before records carried one).
     pub unverified: usize,
+}
+
+/// A cell another live run was computing when this run ended ([`RunSummary::claimed`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ClaimedCell {
+    /// Index of the cell's method in [`Plan::methods`].
+    pub method: usize,
+    /// Index of the cell's data set.
+    pub dataset: usize,
+    /// The cell's hash.
+    pub hash: String,
+    /// The claim, as written: `pid host started`.
+    pub by: String,
 }
 
 /// A stored record refused by its checksum ([`crate::store::Lookup::Refused`]).
@@ -273,6 +299,14 @@ fn evaluate_cell(plan: &Plan, cell: &Cell, data: &Prepared, fitted: &Result<Fitt
 
 /// Runs every missing cell; returns all records (cached and new) in cell order.
 ///
+/// Cells another live run on the store is computing ([`Store::claim`]) are waited for (unless
+/// [`RunOptions::no_wait`]): waiting costs no more than computing them here would, and a cell
+/// whose run dies meanwhile is claimed and computed by this one. Then the store is read again,
+/// every cell of the plan, checksums verified ([`Store::read`]): the records returned (and the
+/// tables made of them) are the store's when this run ends, so of two concurrent runs the one
+/// that finishes last shows every cell the other computed. Cells still claimed by a live run then
+/// (under `no_wait`, or outside this run's selection) are listed in [`RunSummary::claimed`].
+///
 /// Errors when a record cannot be written or an unversioned one cannot be adopted (every cell
 /// still runs; the error names each path that failed), so a run never reports cells it did not
 /// keep.
@@ -283,18 +317,18 @@ pub fn run(
     fits: Option<&FitStore>,
     opts: &RunOptions,
 ) -> anyhow::Result<(Vec<(Cell, Option<Record>)>, RunSummary)> {
-    let all = crate::cells::cells(plan, data);
     // With --force, the records present at the scan are to be replaced: a stored record counts as
     // finished by another run only when it is not the one seen here (its write time and fit time
     // differ), so concurrent forced runs still share the work.
-    let mut replaced: std::collections::HashMap<String, (u64, u64)> = std::collections::HashMap::new();
-    let mut summary = RunSummary { total: all.len(), ..Default::default() };
-    let mut results: Vec<(Cell, Option<Record>)> = Vec::with_capacity(all.len());
+    let mut replaced: HashMap<String, (u64, u64)> = HashMap::new();
+    let mut summary = RunSummary::default();
+    let mut results: Vec<(Cell, Option<Record>)> = Vec::new();
     let mut missing = Vec::new();
     // Records refused by their checksum (cell index, why), and records without one (by hash).
     let mut refused: Vec<(usize, String)> = Vec::new();
     let mut unverified = std::collections::HashSet::new();
-    for (i, c) in all.into_iter().enumerate() {
+    // cells are made one at a time: a plan of many cells is never held twice
+    for (i, c) in crate::cells::cells_iter(plan, data).enumerate() {
         let cached = if opts.force {
             if let Some(r) = store.get(&c.hash) {
                 replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
@@ -325,6 +359,7 @@ pub fn run(
         }
         results.push((c, cached));
     }
+    summary.total = results.len();
     let selection = Selection {
         only_datasets: opts.only_datasets.clone(),
         only_methods: opts.only_methods.clone(),
@@ -354,138 +389,236 @@ pub fn run(
             if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method, --shard)", summary.skipped) } else { String::new() }
         );
     }
-    let progress = Arc::new(Progress::start(todo.len(), opts.quiet));
-    let write_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    // The OpenBLAS kernel set is part of the provenance: timings and the last bits of a result
-    // depend on it (an inherited OPENBLAS_CORETYPE=Haswell runs AVX2 kernels on an AVX-512 CPU).
-    let threads = format!("rayon={} blas=1 openblas={}", rayon::current_num_threads(), structdr_linalg::blas::core_name());
-    let blas = OneBlasThread::set();
-    let data_arc: Vec<Arc<&Prepared>> = data.iter().map(Arc::new).collect();
-    // One fit per group of cells that differ only in evaluation-stage parameters (FSL's
-    // n_selected): the fit runs once and every cell of the group evaluates it.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut group_of: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for &i in &todo {
-        let g = *group_of.entry(fit_key(&results[i].0.key).hash()).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[g].push(i);
+    let pass = Pass {
+        plan,
+        data,
+        store,
+        fits,
+        opts,
+        replaced: &replaced,
+        write_errors: Mutex::new(Vec::new()),
+        // The OpenBLAS kernel set is part of the provenance: timings and the last bits of a result
+        // depend on it (an inherited OPENBLAS_CORETYPE=Haswell runs AVX2 kernels on an AVX-512 CPU).
+        threads: format!("rayon={} blas=1 openblas={}", rayon::current_num_threads(), structdr_linalg::blas::core_name()),
+    };
+    let mut pending = todo;
+    let mut waited_since: Option<Instant> = None;
+    loop {
+        let new = pass.compute(&results, &pending);
+        let mut busy: Vec<(usize, String)> = Vec::new();
+        for (i, outcome) in new {
+            match outcome {
+                Outcome::Computed(rec) => {
+                    summary.computed += 1;
+                    results[i].1 = Some(rec);
+                }
+                Outcome::Finished(rec) => {
+                    summary.cached += 1;
+                    results[i].1 = Some(rec);
+                }
+                Outcome::Busy(by) => busy.push((i, by)),
+            }
+        }
+        if busy.is_empty() || opts.no_wait {
+            summary.busy = busy.len();
+            if !busy.is_empty() && !opts.quiet {
+                let mut by: Vec<&str> = busy.iter().map(|(_, b)| b.as_str()).collect();
+                by.dedup();
+                eprintln!("{} cells are being computed by another run on this store ({}); left to it (--no-wait)", busy.len(), by.join("; "));
+            }
+            break;
+        }
+        // Wait until every busy cell's claim is released (its record written) or its run is gone,
+        // then go over them again: finished ones are read back, abandoned ones computed here.
+        let t0 = *waited_since.get_or_insert_with(Instant::now);
+        let mut last_said = None::<Instant>;
+        while busy.iter().any(|(i, _)| store.live_claim(&results[*i].0.hash).is_some()) {
+            if !opts.quiet && last_said.is_none_or(|t| t.elapsed() >= WAIT_NOTE_EVERY) {
+                last_said = Some(Instant::now());
+                let mut by: Vec<&str> = busy.iter().map(|(_, b)| b.as_str()).collect();
+                by.dedup();
+                eprintln!(
+                    "waiting for {} cell(s) another run on this store is computing ({}), {:.0} s so far (--no-wait leaves them to it)",
+                    busy.len(),
+                    by.join("; "),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+            std::thread::sleep(WAIT_POLL);
+        }
+        pending = busy.into_iter().map(|(i, _)| i).collect();
     }
-    let new: Vec<(usize, Outcome)> = groups
-        .par_iter()
-        .flat_map_iter(|members| {
-            let mut out: Vec<(usize, Outcome)> = Vec::with_capacity(members.len());
-            // Claim the group's cells first: a cell another run finished since the scan is read
-            // back, one another live run is computing is left to it (see `Store::claim`).
-            let mut mine: Vec<usize> = Vec::new();
-            let mut guards = Vec::new();
-            for &i in members {
-                let cell = &results[i].0;
-                if mine.iter().any(|&j| results[j].0.hash == cell.hash) {
-                    mine.push(i); // the same cell in a second row: evaluated once below
-                    continue;
-                }
-                let finished = || store.get(&cell.hash).filter(|r| replaced.get(&cell.hash) != Some(&(r.finished_at, r.fit_seconds.to_bits())));
-                if let Some(r) = finished() {
-                    out.push((i, Outcome::Finished(r)));
-                    continue;
-                }
-                match store.claim(&cell.hash) {
-                    Ok(ClaimOutcome::Mine(g)) => {
-                        // Another run may have finished the cell and released its claim between
-                        // the look above and this claim: look again now that the claim is ours.
-                        if let Some(r) = finished() {
-                            drop(g);
-                            out.push((i, Outcome::Finished(r)));
-                            continue;
-                        }
-                        guards.push(g);
-                        mine.push(i);
-                    }
-                    Ok(ClaimOutcome::Busy(by)) => out.push((i, Outcome::Busy(by))),
-                    Err(e) => {
-                        // claims unavailable (read-only claims directory...): compute anyway
-                        if !opts.quiet {
-                            eprintln!("warning: cannot claim cell {}: {e}; computing it without a claim", cell.hash);
-                        }
-                        mine.push(i);
-                    }
-                }
+    let write_errors = pass.write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    if !write_errors.is_empty() {
+        anyhow::bail!("{} of {} computed records could not be written:\n  {}", write_errors.len(), summary.computed, write_errors.join("\n  "));
+    }
+    reread(store, &mut results, &mut summary, &refused);
+    Ok((results, summary))
+}
+
+/// How often a run waiting for another run's cells looks at their claims.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How often a waiting run says what it waits for.
+const WAIT_NOTE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The records of every cell as the store holds them now ([`Store::read`], checksums verified),
+/// in place of what this run saw or computed: records another run finished since the scan are
+/// counted in [`RunSummary::finished_elsewhere`], cells a live run still holds a claim on in
+/// [`RunSummary::claimed`], records refused now in [`RunSummary::refused`]; the failed and
+/// degenerate counts are the store's.
+fn reread(store: &Store, results: &mut [(Cell, Option<Record>)], summary: &mut RunSummary, refused_at_scan: &[(usize, String)]) {
+    let mut refused: BTreeMap<usize, String> = refused_at_scan.iter().cloned().collect();
+    let (mut found, mut skipped_found) = (0, 0);
+    for (i, (c, r)) in results.iter_mut().enumerate() {
+        let had = r.is_some();
+        *r = match store.read(&c.hash) {
+            Lookup::Found(rec) => {
+                refused.remove(&i);
+                Some(rec)
             }
-            if mine.is_empty() {
-                return out;
+            Lookup::Refused { why, .. } => {
+                refused.insert(i, why);
+                None
             }
-            let first = &results[mine[0]].0;
-            let what = format!("{} / {} {}", data[first.dataset].label, plan.methods[first.method].label, first.key.params_string());
-            let (fitted, fit_seconds) = fit_observed(&first.key, &data_arc[first.dataset].data, &progress, what);
-            // Figures of this spec will draw these fits: keep them in the fit cache.
-            if let (Some(fits), Ok(f)) = (fits, &fitted) {
-                fits.put(&first.key, f, fit_seconds);
-            }
-            let mut done: Vec<Record> = Vec::new();
-            for &i in &mine {
-                let cell = &results[i].0;
-                // Two rows of one method and grid that differ only in the metric they show share
-                // their cells: evaluate and store each key once.
-                if let Some(same) = done.iter().find(|r| r.hash == cell.hash) {
-                    let same = same.clone();
-                    progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &same);
-                    out.push((i, Outcome::Computed(same)));
-                    continue;
-                }
-                let rec = evaluate_cell(plan, cell, &data_arc[cell.dataset], &fitted, fit_seconds, &threads);
-                if let Err(e) = store.put(&rec) {
-                    write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{}: {e}", store.dir().join(format!("{}.json", rec.hash)).display()));
-                }
-                progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &rec);
-                done.push(rec.clone());
-                out.push((i, Outcome::Computed(rec)));
-            }
-            drop(guards); // the records are written: release the claims
-            out
-        })
-        .collect();
-    drop(blas);
-    progress.finish();
-    let mut busy_by: Vec<String> = Vec::new();
-    for (i, outcome) in new {
-        match outcome {
-            Outcome::Computed(rec) => {
-                summary.computed += 1;
-                results[i].1 = Some(rec);
-            }
-            Outcome::Finished(rec) => {
-                summary.cached += 1;
-                results[i].1 = Some(rec);
-            }
-            Outcome::Busy(by) => {
-                summary.busy += 1;
-                if !busy_by.contains(&by) {
-                    busy_by.push(by);
-                }
+            Lookup::Missing => None,
+        };
+        if r.is_some() && !had {
+            found += 1;
+            // a cell this run left for later (filters, --max-cells) that another run finished
+            skipped_found += usize::from(!refused_at_scan.iter().any(|(j, _)| *j == i));
+        }
+        if r.is_none() {
+            if let Some(by) = store.live_claim(&c.hash) {
+                summary.claimed.push(ClaimedCell { method: c.method, dataset: c.dataset, hash: c.hash.clone(), by });
             }
         }
     }
-    if summary.busy > 0 && !opts.quiet {
-        eprintln!("{} cells are being computed by another run on this store ({}); run again later to see them", summary.busy, busy_by.join("; "));
-    }
+    summary.finished_elsewhere = found;
+    summary.skipped = summary.skipped.saturating_sub(skipped_found);
     let mut listed = std::collections::HashSet::new();
     summary.refused = refused
         .iter()
-        .filter(|(i, _)| results[*i].1.is_none() && listed.insert(results[*i].0.hash.clone()))
+        .filter(|(i, _)| listed.insert(results[**i].0.hash.clone()))
         .map(|(i, why)| {
             let c = &results[*i].0;
             RefusedRecord { method: c.method, dataset: c.dataset, hash: c.hash.clone(), params: c.key.params_string(), why: why.clone() }
         })
         .collect();
+    summary.recorded = results.iter().filter(|(_, r)| r.is_some()).count();
     summary.failed = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Failed)).count();
     summary.degenerate = results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Degenerate)).count();
-    let write_errors = write_errors.into_inner().unwrap_or_else(|p| p.into_inner());
-    if !write_errors.is_empty() {
-        anyhow::bail!("{} of {} computed records could not be written:\n  {}", write_errors.len(), summary.computed, write_errors.join("\n  "));
+}
+
+/// What one pass over cells to compute needs: the run's context, and where write errors gather.
+struct Pass<'a> {
+    plan: &'a Plan,
+    data: &'a [Prepared],
+    store: &'a Store,
+    fits: Option<&'a FitStore>,
+    opts: &'a RunOptions,
+    replaced: &'a HashMap<String, (u64, u64)>,
+    write_errors: Mutex<Vec<String>>,
+    threads: String,
+}
+
+impl Pass<'_> {
+    /// Claims and computes the cells `todo` (indices into `results`), one fit per group of cells
+    /// that differ only in evaluation-stage parameters, in parallel: what happened to each.
+    fn compute(&self, results: &[(Cell, Option<Record>)], todo: &[usize]) -> Vec<(usize, Outcome)> {
+        let (plan, data, store, opts) = (self.plan, self.data, self.store, self.opts);
+        let progress = Arc::new(Progress::start(todo.len(), opts.quiet));
+        let blas = OneBlasThread::set();
+        // One fit per group of cells that differ only in evaluation-stage parameters (FSL's
+        // n_selected): the fit runs once and every cell of the group evaluates it.
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut group_of: HashMap<String, usize> = HashMap::new();
+        for &i in todo {
+            let g = *group_of.entry(fit_key(&results[i].0.key).hash()).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(i);
+        }
+        let new: Vec<(usize, Outcome)> = groups
+            .par_iter()
+            .flat_map_iter(|members| {
+                let mut out: Vec<(usize, Outcome)> = Vec::with_capacity(members.len());
+                // Claim the group's cells first: a cell another run finished since the scan is read
+                // back, one another live run is computing is left to it (see `Store::claim`).
+                let mut mine: Vec<usize> = Vec::new();
+                let mut guards = Vec::new();
+                for &i in members {
+                    let cell = &results[i].0;
+                    if mine.iter().any(|&j| results[j].0.hash == cell.hash) {
+                        mine.push(i); // the same cell in a second row: evaluated once below
+                        continue;
+                    }
+                    let finished = || store.get(&cell.hash).filter(|r| self.replaced.get(&cell.hash) != Some(&(r.finished_at, r.fit_seconds.to_bits())));
+                    if let Some(r) = finished() {
+                        out.push((i, Outcome::Finished(r)));
+                        continue;
+                    }
+                    match store.claim(&cell.hash) {
+                        Ok(ClaimOutcome::Mine(g)) => {
+                            // Another run may have finished the cell and released its claim between
+                            // the look above and this claim: look again now that the claim is ours.
+                            if let Some(r) = finished() {
+                                drop(g);
+                                out.push((i, Outcome::Finished(r)));
+                                continue;
+                            }
+                            guards.push(g);
+                            mine.push(i);
+                        }
+                        Ok(ClaimOutcome::Busy(by)) => out.push((i, Outcome::Busy(by))),
+                        Err(e) => {
+                            // claims unavailable (read-only claims directory...): compute anyway
+                            if !opts.quiet {
+                                eprintln!("warning: cannot claim cell {}: {e}; computing it without a claim", cell.hash);
+                            }
+                            mine.push(i);
+                        }
+                    }
+                }
+                if mine.is_empty() {
+                    return out;
+                }
+                let first = &results[mine[0]].0;
+                let what = format!("{} / {} {}", data[first.dataset].label, plan.methods[first.method].label, first.key.params_string());
+                let (fitted, fit_seconds) = fit_observed(&first.key, &data[first.dataset].data, &progress, what);
+                // Figures of this spec will draw these fits: keep them in the fit cache.
+                if let (Some(fits), Ok(f)) = (self.fits, &fitted) {
+                    fits.put(&first.key, f, fit_seconds);
+                }
+                let mut done: Vec<Record> = Vec::new();
+                for &i in &mine {
+                    let cell = &results[i].0;
+                    // Two rows of one method and grid that differ only in the metric they show share
+                    // their cells: evaluate and store each key once.
+                    if let Some(same) = done.iter().find(|r| r.hash == cell.hash) {
+                        let same = same.clone();
+                        progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &same);
+                        out.push((i, Outcome::Computed(same)));
+                        continue;
+                    }
+                    let rec = evaluate_cell(plan, cell, &data[cell.dataset], &fitted, fit_seconds, &self.threads);
+                    if let Err(e) = store.put(&rec) {
+                        // the error names the record's file (atomic_write)
+                        self.write_errors.lock().unwrap_or_else(|p| p.into_inner()).push(e.to_string());
+                    }
+                    progress.cell_done(&format!("{} / {}", data[cell.dataset].label, plan.methods[cell.method].label), &rec);
+                    done.push(rec.clone());
+                    out.push((i, Outcome::Computed(rec)));
+                }
+                drop(guards); // the records are written: release the claims
+                out
+            })
+            .collect();
+        drop(blas);
+        progress.finish();
+        new
     }
-    Ok((results, summary))
 }
 
 /// BLAS single-threaded while it lives, the previous thread count restored when it drops: the

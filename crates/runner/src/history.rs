@@ -210,7 +210,7 @@ pub fn write_page(dir: &Path, suite: Option<&Suite>) -> Result<PathBuf> {
     }
     for (name, entries) in &all {
         let sub = dir.join(name);
-        std::fs::create_dir_all(&sub)?;
+        std::fs::create_dir_all(&sub).map_err(|e| crate::files::path_error("create", &sub, e))?;
         let pngs = trend_figures(name, entries, &sub)?;
         let m = entries.last().map(|e| &e.machine);
         writeln!(body, "<section><h2>Series <code>{}</code></h2>", esc(name))?;

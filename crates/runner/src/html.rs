@@ -168,7 +168,7 @@ fn provenance(plan: &Plan, results: &Path) -> Provenance {
 /// experiment specs to include (those without outputs yet are listed as such); `results`: the
 /// results root the specs' outputs live under; `docs`: the project's `docs/` (parity notes).
 pub fn write_report(specs: &[PathBuf], results: &Path, docs: &Path, out: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(out)?;
+    std::fs::create_dir_all(out).map_err(|e| crate::files::path_error("create the report directory", out, e))?;
     let mut body = String::new();
     let mut overview = String::new();
     let mut all_rows: Vec<(String, TableRow)> = Vec::new();

@@ -69,6 +69,7 @@ pub mod files;
 pub mod fuzz;
 pub mod history;
 pub mod html;
+pub mod journal;
 pub mod keys;
 pub mod nightly;
 pub mod outputs;

@@ -468,30 +468,12 @@ pub fn compare(history: &[Entry], new: &Entry, alarm: &Alarm) -> Vec<Regression>
 /// Reads a history file (missing: empty). A line that does not parse is an error naming it: the
 /// file is append-only and committed, so a broken line is a corruption to look at, not to skip.
 pub fn read_history(path: &Path) -> Result<Vec<Entry>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| anyhow::anyhow!("{} line {}: {e}", path.display(), i + 1)))
-        .collect()
+    crate::journal::read_lines(path)
 }
 
 /// Appends one entry as one line (a single write of the whole line, then fsync).
 pub fn append_history(path: &Path, entry: &Entry) -> Result<()> {
-    use std::io::Write;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let mut line = serde_json::to_string(entry)?;
-    line.push('\n');
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("cannot open {} for appending", path.display()))?;
-    f.write_all(line.as_bytes()).with_context(|| format!("cannot append to {}", path.display()))?;
-    f.sync_all().with_context(|| format!("cannot sync {}", path.display()))?;
-    Ok(())
+    crate::journal::append_line(path, entry)
 }
 
 /// `git` in `dir`, trimmed stdout, or an error with its stderr.
@@ -546,7 +528,9 @@ fn record(mut entry: Entry, path: &Path, suite: &Suite, opts: &NightlyOptions) -
     entry.regressions = compare(&history, &entry, &suite.alarm);
     entry.accepted = entry.regressions.is_empty() || opts.accept;
     entry.forced_accept = opts.accept && !entry.regressions.is_empty();
-    append_history(path, &entry)?;
+    // checked before the suite ran, but the disk can fill or the file change meanwhile: the run's
+    // entry then goes to a side file, named in the error
+    crate::journal::append_or_keep(path, &entry, entry.finished_at)?;
     let failed: Vec<&String> = entry.quality.iter().filter(|(_, c)| c.status != "ok").map(|(id, _)| id).collect();
     let short = format!("{}{}", &entry.commit[..entry.commit.len().min(10)], if entry.commit.ends_with("+dirty") { "+dirty" } else { "" });
     println!(
@@ -593,8 +577,11 @@ fn record(mut entry: Entry, path: &Path, suite: &Suite, opts: &NightlyOptions) -
 /// of the range) and appends to this machine's history; returns the worst outcome.
 pub fn nightly(suite_path: &Path, opts: &NightlyOptions) -> Result<Outcome> {
     let suite = Suite::load(suite_path)?;
-    let cwd = std::env::current_dir()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let path = opts.history_dir.join(format!("{}.jsonl", Fingerprint::current().series()));
+    // The history is read and appended to after the suite has run, which can take hours: a
+    // corrupt, unreadable or read-only history must stop the run before it starts.
+    crate::journal::check_appendable::<Entry>(&path).with_context(|| format!("the history {} cannot take this run's entry", path.display()))?;
     match &opts.commits {
         None => {
             let binary = std::env::current_exe().context("cannot locate this binary")?;

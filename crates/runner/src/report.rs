@@ -219,7 +219,7 @@ pub const SHORT_MARK: &str = "†";
 /// Writes `<stem>.md`, `<stem>.csv`, `<stem>.tex`.
 pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &RunSummary, stem: &Path) -> std::io::Result<TableFiles> {
     if let Some(dir) = stem.parent() {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| crate::files::path_error("create the table directory", dir, e))?;
     }
     let metric = plan.select_metric();
     let reference = plan.spec.reference.as_ref();
@@ -361,9 +361,11 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             None => {
                 // No usable record: say whether cells failed, were refused or were not run yet.
                 let refused = summary.refused.iter().filter(|r| r.method == b.method && r.dataset == b.dataset).count();
+                let claimed = summary.claimed.iter().filter(|c| c.method == b.method && c.dataset == b.dataset).count();
                 let why = match &b.first_error {
                     Some(e) if b.degenerate == b.total => format!("degenerate: {e}"),
                     Some(e) => format!("failed: {e}"),
+                    None if claimed > 0 => format!("being computed by another run: {claimed} cell(s) (see Run)"),
                     None if refused > 0 => format!("not computed: {refused} record(s) refused by their checksum (see Run)"),
                     None => "not computed yet".to_string(),
                 };
@@ -395,19 +397,20 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     // The state of the store, not the history of this run (how many cells were computed now),
     // and the code versions of the records shown, not of this binary: a re-run that computes
     // nothing rewrites the table byte for byte.
-    let with_records = summary.computed + summary.cached;
+    let with_records = summary.recorded;
     let mut versions: BTreeMap<&str, usize> = BTreeMap::new();
     for r in best.iter().filter_map(|b| b.record.as_ref()) {
         *versions.entry(r.code_version.as_str()).or_default() += 1;
     }
     writeln!(
         md,
-        "\n## Run\n\n{} cells: {} with records ({} failed{}), {} not computed yet. Code versions of the records shown: {}.",
+        "\n## Run\n\n{} cells: {} with records ({} failed{}), {} not computed yet{}. Code versions of the records shown: {}.",
         summary.total,
         with_records,
         summary.failed,
         if summary.degenerate > 0 { format!(", {} degenerate", summary.degenerate) } else { String::new() },
-        summary.total - with_records.min(summary.total),
+        summary.total - (with_records + summary.claimed.len()).min(summary.total),
+        if summary.claimed.is_empty() { String::new() } else { format!(", {} being computed by another run", summary.claimed.len()) },
         if versions.is_empty() { "none".to_string() } else { versions.iter().map(|(v, n)| format!("{v} ({n})")).collect::<Vec<_>>().join(", ") }
     )
     .ok();
@@ -417,6 +420,23 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         method_versions(plan, best)
     )
     .ok();
+    // Cells another run is computing: the values shown for their pairs are the best of the cells
+    // finished so far, which a later table may change.
+    if !summary.claimed.is_empty() {
+        let mut pairs: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+        for c in &summary.claimed {
+            *pairs.entry((c.method, c.dataset)).or_default() += 1;
+        }
+        let list: Vec<String> =
+            pairs.iter().map(|((m, d), n)| format!("- {} / {}: {n} cell(s)", md_cell(&plan.methods[*m].label), md_cell(&data[*d].label))).collect();
+        writeln!(
+            md,
+            "\n{} cell(s) were being computed by another run when this table was written; the values of their pairs are the best of the cells finished so far (`structdr run` again when it finishes):\n\n{}",
+            summary.claimed.len(),
+            list.join("\n")
+        )
+        .ok();
+    }
     // Records that are not what they claim are never shown: say which, and why.
     if !summary.refused.is_empty() {
         let list: Vec<String> = summary

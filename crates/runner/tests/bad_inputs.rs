@@ -81,6 +81,16 @@ fn spec(body: &str) -> Vec<u8> {
 const MOONS: &str = "[[dataset]]\nname = \"two_moons\"\nparams = { n = 60 }\n";
 const PCA: &str = "[[method]]\nname = \"pca\"\ngrid = { dim = 2 }\n";
 
+/// Data sets and an LE grid of `k = 1..=ks` x `dim = 1..=100`: `n_datasets * ks * 100` cells.
+fn limit_spec(n_datasets: usize, ks: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n_datasets {
+        s.push_str(&format!("[[dataset]]\nname = \"two_moons\"\nlabel = \"m{i}\"\nparams = {{ n = 60 }}\n"));
+    }
+    let list = |n: usize| (1..=n).map(|v| v.to_string()).collect::<Vec<_>>().join(",");
+    s + &format!("[[method]]\nname = \"le\"\ngrid = {{ k = [{}], dim = [{}] }}\n", list(ks), list(100))
+}
+
 fn cases() -> Vec<Case> {
     use Expect::*;
     let embed = |input: &'static str| -> Vec<&'static str> { vec!["embed", "--method", "pca", "--param", "dim=2", "--input", input, "--out", "{d}/y.npy"] };
@@ -211,6 +221,22 @@ fn cases() -> Vec<Case> {
             &["run", "{d}/s.toml", "--results", "{d}/r"],
             Ok("degenerate cells (1)"),
         ),
+        // ---- issue 29: tables, limits, nightly, paths, temp files ----
+        // limits are exclusive (a limit L refuses L or more) and counted from the axes' lengths
+        case("plan of exactly the cell limit", vec![("s.toml", spec(&limit_spec(10, 1000)))], &["check", "{d}/s.toml"], Error("1000000 cells (data sets x grid cells x repeats), the limit is fewer than 1000000")),
+        case("run of a plan at the cell limit", vec![("s.toml", spec(&limit_spec(10, 1000)))], &["run", "{d}/s.toml", "--results", "{d}/r", "--max-cells", "0"], Error("the limit is fewer than 1000000; split it")),
+        case("grid of exactly the per-method limit", vec![("s.toml", spec(&limit_spec(1, 1000)))], &["check", "{d}/s.toml"], Error("100000 cells (the product of its axes' lengths), the limit is fewer than 100000 per method")),
+        case("grid one cell under the per-method limit", vec![("s.toml", spec(&limit_spec(1, 999)))], &["check", "{d}/s.toml"], Ok("99900 cells")),
+        case("id of the longest length", vec![("s.toml", format!("id = \"{}\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}", "x".repeat(100)).into_bytes())], &["check", "{d}/s.toml"], Ok(": ok")),
+        case("id one character too long", vec![("s.toml", format!("id = \"{}\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n{MOONS}{PCA}", "x".repeat(101)).into_bytes())], &["check", "{d}/s.toml"], Error("id is 101 characters long; at most 100")),
+        // every I/O error names its path
+        case("table file is a directory", vec![("s.toml", spec(&format!("{MOONS}{PCA}"))), ("r/bad/table.md/x", vec![])], &["run", "{d}/s.toml", "--results", "{d}/r"], Error("r/bad/table.md: Is a directory")),
+        case("results root is a file", vec![("s.toml", spec(&format!("{MOONS}{PCA}"))), ("r", b"x".to_vec())], &["run", "{d}/s.toml", "--results", "{d}/r"], Error("r/bad")),
+        case("record store is a file", vec![("s.toml", spec(&format!("{MOONS}{PCA}"))), ("r/bad/records", b"x".to_vec())], &["run", "{d}/s.toml", "--results", "{d}/r"], Error("r/bad/records")),
+        case("report output is a file", vec![("s.toml", spec(&format!("{MOONS}{PCA}"))), ("o", b"x".to_vec())], &["report", "{d}/s.toml", "--results", "{d}/r", "--out", "{d}/o"], Error("cannot create the report directory")),
+        case("spec ledger is a directory", vec![("s.toml", spec(&format!("{MOONS}{PCA}"))), ("r/bad/specs.toml/x", vec![])], &["run", "{d}/s.toml", "--results", "{d}/r"], Error("r/bad/specs.toml: Is a directory")),
+        // nightly checks its history before running the suite
+        case("nightly history directory is a file", vec![("t.toml", spec(&format!("{MOONS}{PCA}"))), ("suite.toml", b"id = \"s\"\n[[quality]]\nspec = \"t.toml\"\n".to_vec()), ("h", b"x".to_vec())], &["nightly", "{d}/suite.toml", "--history", "{d}/h"], Error("h is not a directory")),
     ];
     #[cfg(unix)]
     v.push(case("input symlink to /dev/zero", vec![], &embed("{d}/zero.npy"), Error("not a regular file")));
@@ -294,4 +320,165 @@ fn the_catalogue_lists_every_case() {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reliability.md")).unwrap();
     let missing: Vec<&str> = cases().iter().map(|c| c.name).filter(|n| !doc.contains(&format!("| {n} |"))).collect();
     assert!(missing.is_empty(), "docs/reliability.md lacks: {missing:?}");
+}
+
+// ---- issue 29: tables, limits, nightly, paths, temp files (multi-step scenarios) ----
+
+/// A spec of ESL cells of about a second each (two data sets, 14 cells), so that two runs overlap.
+const CONCURRENT: &str = "id = \"cc\"\ntitle = \"concurrent\"\nseed = 3\n[evaluation]\nprotocols = [\"loocv\", \"kmeans\"]\nrestarts = 3\n\
+[[dataset]]\nname = \"two_moons\"\nparams = { n = 500 }\n[[dataset]]\nname = \"three_clusters\"\nparams = { n = 90 }\n\
+[[method]]\nname = \"pca\"\ngrid = { dim = 2 }\n[[method]]\nname = \"esl\"\ngrid = { dim = 2, perplexity = [20.0, 30.0], lambda = [0.5, 0.7, 0.9] }\n";
+
+/// A table without its timings (the `fit s` column of the selected cells: two decimals), which
+/// differ between runs of the same cells.
+fn without_timings(md: &str) -> String {
+    md.lines()
+        .map(|l| {
+            l.split(" | ")
+                .map(|c| if c.split_once('.').is_some_and(|(a, b)| b.len() == 2 && a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok()) { "t" } else { c })
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Two concurrent runs of one spec on one store compute each cell once, and each ends with the
+/// complete table, the same as a single run's (the run that finishes first waits for the cells
+/// the other is computing; both read the store again for their tables).
+#[test]
+fn concurrent_runs_both_end_with_the_complete_table() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path();
+    std::fs::write(d.join("s.toml"), CONCURRENT).unwrap();
+    let plan = structdr::spec::load(&d.join("s.toml")).unwrap();
+    let opts = |r: &str| structdr::exec::RunOptions::quiet(d.join(r));
+    let single = structdr::run_spec(&plan, &opts("single")).unwrap();
+    let single_md = std::fs::read_to_string(d.join("single/cc/table.md")).unwrap();
+    assert_eq!(single.summary.recorded, single.summary.total, "{single_md}");
+    let (a, b) = std::thread::scope(|s| {
+        let ha = s.spawn(|| structdr::run_spec(&plan, &opts("shared")).unwrap());
+        let hb = s.spawn(|| structdr::run_spec(&plan, &opts("shared")).unwrap());
+        (ha.join().unwrap(), hb.join().unwrap())
+    });
+    assert_eq!(a.summary.computed + b.summary.computed, single.summary.total, "each cell computed once: {:?} {:?}", a.summary, b.summary);
+    for (name, out) in [("A", &a), ("B", &b)] {
+        let s = &out.summary;
+        assert_eq!((s.recorded, s.busy, s.claimed.len()), (s.total, 0, 0), "run {name} ends with every cell: {s:?}");
+        // each run's own table, as it would have written it
+        let stem = d.join(format!("table-{name}"));
+        structdr::report::write_tables(&plan, &out.prepared, &out.best, s, &stem).unwrap();
+        let md = std::fs::read_to_string(stem.with_extension("md")).unwrap();
+        assert_eq!(without_timings(&md), without_timings(&single_md), "run {name}'s table differs from a single run's");
+        for (x, y) in out.best.iter().zip(&single.best) {
+            assert_eq!(x.score(), y.score(), "run {name}: best of {} / {}", x.method, x.dataset);
+        }
+    }
+    // the table file left by the last run to finish is complete too
+    let last = std::fs::read_to_string(d.join("shared/cc/table.md")).unwrap();
+    assert_eq!(without_timings(&last), without_timings(&single_md));
+}
+
+/// `nightly` checks its history before it runs the suite: a corrupt history or one that is a
+/// directory is an error naming it, with nothing run and nothing appended; a history that cannot
+/// be appended to at the end keeps the run's entry in a side file and says where.
+#[test]
+fn nightly_checks_its_history_before_running() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path();
+    std::fs::write(d.join("t.toml"), spec(&format!("{MOONS}{PCA}"))).unwrap();
+    std::fs::write(d.join("suite.toml"), "id = \"s\"\n[[quality]]\nspec = \"t.toml\"\n").unwrap();
+    let nightly = || bin().current_dir(d).args(["nightly", "suite.toml", "--history", "h"]).output().unwrap();
+    let first = nightly();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let file = std::fs::read_dir(d.join("h")).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "jsonl")).unwrap();
+    let good = std::fs::read_to_string(&file).unwrap();
+    // as the error names it: relative to the working directory, as --history was given
+    let named = Path::new("h").join(file.file_name().unwrap()).display().to_string();
+    // corrupt: a broken second line
+    std::fs::write(&file, format!("{good}{{broken\n")).unwrap();
+    let out = nightly();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("{named} line 2")) && !err.contains("nightly: quality"), "an error before the suite runs: {err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), format!("{good}{{broken\n"), "nothing appended");
+    // unreadable: a directory where the file should be
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    let out = nightly();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&named) && err.contains("not a regular file") && !err.contains("nightly: quality"), "{err}");
+}
+
+/// A write that fails leaves no temporary file: a table path that is a directory (the rename
+/// fails), and where a tiny tmpfs can be mounted (root), a full disk under the record store. And
+/// a temp file a dead writer left in records/ long ago is swept when the store opens.
+#[test]
+fn failed_writes_leave_no_temporary_file_and_stale_ones_are_swept() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path();
+    std::fs::write(d.join("s.toml"), spec(&format!("{MOONS}[[method]]\nname = \"pca\"\ngrid = {{ dim = [1, 2] }}\n"))).unwrap();
+    let temps = |dir: &Path| -> Vec<PathBuf> {
+        let mut v = Vec::new();
+        for e in walk(dir) {
+            if e.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".tmp")) {
+                v.push(e);
+            }
+        }
+        v
+    };
+    std::fs::create_dir_all(d.join("r/bad/table.md")).unwrap();
+    let out = bin().current_dir(d).args(["run", "s.toml", "--results", "r"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("r/bad/table.md: Is a directory"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(temps(&d.join("r")).is_empty(), "{:?}", temps(&d.join("r")));
+    // a stale temp file of a dead writer (no such process, 20 minutes old) is swept; a young one stays
+    let records = d.join("r/bad/records");
+    let stale = records.join(".0123.json.4294967.0.tmp");
+    let young = records.join(".0123.json.4294967.1.tmp");
+    for p in [&stale, &young] {
+        std::fs::write(p, b"").unwrap();
+    }
+    std::fs::File::options().write(true).open(&stale).unwrap().set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(1200)).unwrap();
+    std::fs::remove_dir(d.join("r/bad/table.md")).unwrap();
+    assert!(bin().current_dir(d).args(["run", "s.toml", "--results", "r"]).output().unwrap().status.success());
+    assert!(!stale.exists() && young.exists());
+    // a full disk: a 48 KiB tmpfs, filled
+    let mnt = d.join("full");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=48k", "tmpfs"]).arg(&mnt).output().is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipping the full-disk check: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _guard = Unmount(&mnt);
+    let _ = std::fs::write(mnt.join("filler"), vec![0u8; 40 << 10]);
+    let out = bin().current_dir(d).args(["run", "s.toml", "--results", "full/r"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("full/r/bad") && err.contains("No space left"), "{err}");
+    assert!(temps(&mnt).is_empty(), "temp files left on the full disk: {:?}", temps(&mnt));
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
 }

@@ -61,6 +61,7 @@ rows = { PCA = [0.995, 0.5] }
         shard: None,
         only_cells: None,
         quiet: true,
+        no_wait: false,
     };
     let out = structdr::run_spec(&plan, &opts).unwrap();
     let ours = out.best.iter().map(|b| b.score().unwrap()).collect::<Vec<_>>();

@@ -57,6 +57,7 @@ fn opts(root: PathBuf) -> RunOptions {
         shard: None,
         only_cells: None,
         quiet: true,
+        no_wait: false,
     }
 }
 
@@ -249,7 +250,7 @@ fn check_reports_every_error_at_once() {
     let huge = SPEC.replace("grid = { dim = 2, k = [5, 8, 12] }", &format!("grid = {{ dim = [{values}], k = [{values}] }}"));
     let t0 = std::time::Instant::now();
     let e = spec_error(&huge);
-    assert!(e.contains("the grid has 1000000 cells") && e.contains("more than the limit of 100000"), "{e}");
+    assert!(e.contains("the grid has 1000000 cells") && e.contains("the limit is fewer than 100000"), "{e}");
     assert!(t0.elapsed().as_secs() < 10, "counting must not expand the grid");
     // paths
     for (line, bad) in [
@@ -678,17 +679,21 @@ fn concurrent_runs_on_one_store_compute_each_cell_once() {
     std::fs::write(dir.path().join(format!("out/claims/{hash}.claim")), format!("4294967 {} 0", host.trim())).unwrap();
     let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary;
     assert_eq!((again.computed, again.busy), (1, 0));
-    // a live claim of this host (this very process stands in for the other run) is respected
+    // a live claim of this host (this very process stands in for the other run) is respected:
+    // under --no-wait the cell is left to it and the table says so (by default a run waits)
+    let no_wait = || RunOptions { no_wait: true, ..opts(dir.path().into()) };
     std::fs::remove_file(dir.path().join(format!("out/records/{hash}.json"))).unwrap();
     std::fs::write(dir.path().join(format!("out/claims/{hash}.claim")), format!("{} {} 0", std::process::id(), host.trim())).unwrap();
-    let held = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary;
-    assert_eq!((held.computed, held.busy), (0, 1));
+    let held = structdr::run_spec(&plan, &no_wait()).unwrap().summary;
+    assert_eq!((held.computed, held.busy, held.claimed.len()), (0, 1, 1));
+    let md = std::fs::read_to_string(dir.path().join("out/table.md")).unwrap();
+    assert!(md.contains("1 being computed by another run") && !md.contains("not computed yet."), "{md}");
     std::fs::remove_file(dir.path().join(format!("out/claims/{hash}.claim"))).unwrap();
     structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
     // a live claim from another machine is respected
     std::fs::remove_file(dir.path().join(format!("out/records/{hash}.json"))).unwrap();
     std::fs::write(dir.path().join(format!("out/claims/{hash}.claim")), "12 some-other-host 0").unwrap();
-    let held = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap().summary;
+    let held = structdr::run_spec(&plan, &no_wait()).unwrap().summary;
     assert_eq!((held.computed, held.busy), (0, 1));
 }
 

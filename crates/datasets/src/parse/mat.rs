@@ -34,7 +34,8 @@ const MI_UTF8: u32 = 16;
 const FLAG_COMPLEX: u32 = 0x0800;
 const FLAG_LOGICAL: u32 = 0x0200;
 
-/// Refuse to inflate a compressed element beyond this size (a guard against zip bombs).
+/// Largest inflated size of a compressed element accepted (a guard against zip bombs): one that
+/// inflates past it is refused, never read as its first `MAX_INFLATED` bytes.
 const MAX_INFLATED: u64 = 8 << 30;
 
 /// One variable of the file.
@@ -277,9 +278,17 @@ impl MatFile {
                 }
                 MI_COMPRESSED => {
                     let mut inflated = Vec::new();
-                    let mut dec = flate2::read::ZlibDecoder::new(payload).take(MAX_INFLATED);
+                    // one byte past the limit tells "exactly the limit" from "more than it"
+                    let mut dec = flate2::read::ZlibDecoder::new(payload).take(MAX_INFLATED + 1);
                     if let Err(err) = dec.read_to_end(&mut inflated) {
                         return Err(ParseError::offset(source, file_off, format!("compressed element ({} bytes) cannot be inflated: {err}", payload.len())));
+                    }
+                    if inflated.len() as u64 > MAX_INFLATED {
+                        return Err(ParseError::offset(
+                            source,
+                            file_off,
+                            format!("compressed element inflates to more than the limit of {MAX_INFLATED} bytes"),
+                        ));
                     }
                     let ctx = format!("in the inflated data of the compressed element at byte offset {file_off}: ");
                     let mut inner = Cursor { buf: &inflated, pos: 0, e, src: source, ctx: &ctx, base: 0 };

@@ -46,6 +46,11 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Do not wait for cells another run on this store is computing: leave them to it, and mark
+    /// them in the tables as being computed by another run. By default a run waits for them, so
+    /// its tables show every cell.
+    #[arg(long)]
+    pub no_wait: bool,
     /// Exit with status 2 when any cell of the spec failed (computed now or stored), after
     /// writing the tables: for scheduled jobs that must notice a failure. Without it, a run exits
     /// non-zero only when no cell of the spec succeeded.
@@ -73,6 +78,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         shard,
         only_cells: None,
         quiet: a.quiet,
+        no_wait: a.no_wait,
     };
     let t0 = std::time::Instant::now();
     let out = crate::pipeline::run_spec(&plan, &opts)?;
@@ -99,8 +105,20 @@ pub fn run(a: RunArgs) -> Result<()> {
             a.spec.display()
         );
     }
-    if s.busy > 0 {
-        println!("cells being computed by another run on this store: {} (not counted above; run again later)", s.busy);
+    if s.finished_elsewhere > 0 {
+        println!("cells finished by another run on this store while this one ran: {} (in the tables)", s.finished_elsewhere);
+    }
+    if !s.claimed.is_empty() {
+        // not silent: the tables mark these cells too, and a later run (or `structdr run` without
+        // --no-wait) shows them
+        println!(
+            "cells being computed by another run on this store: {} (shown as such in the tables; run again when it finishes to see them)",
+            s.claimed.len()
+        );
+        let mut by: Vec<&str> = s.claimed.iter().map(|c| c.by.as_str()).collect();
+        by.sort_unstable();
+        by.dedup();
+        println!("  claimed by: {}", by.join("; "));
     }
     if let Some(t) = &out.tables {
         println!("tables: {} {} {}", t.md.display(), t.csv.display(), t.tex.display());

@@ -296,6 +296,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         shard: None,
         only_cells: Some(only),
         quiet: a.quiet,
+        no_wait: false,
     };
     let t0 = std::time::Instant::now();
     let (recomputed, _) = crate::exec::run(&plan, &prepared, &scratch_store, None, &opts)?;

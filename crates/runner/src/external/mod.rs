@@ -84,7 +84,8 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
         "params": params, "seed": seed, "dim": dim, "n_samples": data.x.nrows(), "n_features": data.x.ncols(),
         "input": input, "labels": labels, "workdir": work,
     });
-    std::fs::write(work.join("params.json"), serde_json::to_string_pretty(&spec).expect("json")).map_err(|e| format!("writing params.json: {e}"))?;
+    std::fs::write(work.join("params.json"), serde_json::to_string_pretty(&spec).expect("json"))
+        .map_err(|e| format!("writing {}: {e}", work.join("params.json").display()))?;
 
     let (stdout_path, stderr_path) = (work.join("stdout.txt"), work.join("stderr.txt"));
     let file = |p: &PathBuf| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));

@@ -370,11 +370,13 @@ fn write_both(
 ) -> Result<(PathBuf, PathBuf), String> {
     register_fonts();
     if let Some(dir) = stem.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(dir).map_err(|e| crate::files::path_error("create", dir, e).to_string())?;
     }
     let (png, svg) = (stem.with_extension("png"), stem.with_extension("svg"));
-    draw(GlyphText::raster(BitMapBackend::new(&png, layout.size(PNG_SCALE))).into_drawing_area(), PNG_SCALE)?;
-    draw_svg(GlyphText::vector(SVGBackend::new(&svg, layout.size(1.0))).into_drawing_area(), 1.0)?;
+    // the backends write the files themselves; their errors do not say which file
+    draw(GlyphText::raster(BitMapBackend::new(&png, layout.size(PNG_SCALE))).into_drawing_area(), PNG_SCALE)
+        .map_err(|e| format!("cannot draw {}: {e}", png.display()))?;
+    draw_svg(GlyphText::vector(SVGBackend::new(&svg, layout.size(1.0))).into_drawing_area(), 1.0).map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
     Ok((png, svg))
 }
 

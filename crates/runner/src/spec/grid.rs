@@ -2,6 +2,11 @@
 //! expanded into fully resolved parameter sets (the cartesian product, defaults filled, `dim =
 //! "energy"` kept symbolic until the data set is known), for registered and external methods; the
 //! row's protocols and metric; the limits on cells.
+//!
+//! Limits are exclusive and cheap: a limit `L` (`*_LIMIT`) admits fewer than `L` cells and refuses
+//! `L` or more, and every count is the product of axis lengths, taken before anything is
+//! expanded, so a refused spec costs no memory. (A `MAX_*` constant, by contrast, is the largest
+//! value accepted: `repeats` at most [`MAX_REPEATS`].)
 
 use super::external::{check_depends_entry, default_depends, depends_sha256, files_sha256, ExternalKey, DEFAULT_TIMEOUT_S};
 use super::plan::MethodPlan;
@@ -10,27 +15,71 @@ use structdr_methods::api::OutputKind;
 use structdr_methods::{ParamMap, ParamValue};
 use toml::Spanned;
 
-/// Most cells one method's grid may have (the product of its axes' lengths), counted before the
-/// grid is expanded.
-pub const MAX_GRID_CELLS: usize = 100_000;
+/// Limit on one method's grid: it must have fewer cells than this (the product of its axes'
+/// lengths, counted before the grid is expanded); a grid of this many or more is refused.
+pub const GRID_CELL_LIMIT: usize = 100_000;
 
-/// Most cells a spec may have (data sets x every method's grid cells).
-pub const MAX_PLAN_CELLS: usize = 1_000_000;
+/// Limit on a spec: it must have fewer cells than this (data sets x every method's grid cells x
+/// the repeats of randomised methods, counted from the axes' lengths before any grid is
+/// expanded); a spec of this many or more is refused.
+pub const PLAN_CELL_LIMIT: usize = 1_000_000;
+
+/// Whether `n` cells reach `limit` (and are refused): limits are exclusive.
+fn reaches(n: u128, limit: usize) -> bool {
+    n >= limit as u128
+}
+
+/// The cells `spec` would have, counted from its grids' axis lengths (nothing expanded, nothing
+/// looked up beyond whether a method is randomised): what [`PLAN_CELL_LIMIT`] is checked against
+/// before [`method_plans`] expands anything.
+fn count_plan_cells(spec: &Spec) -> u128 {
+    spec.methods
+        .iter()
+        .map(|m| {
+            // an axis that is not an array is one value; a `dim` the grid leaves out is one value too
+            let n_grid = m.grid.values().fold(1u128, |acc, v| acc.saturating_mul(grid_len(v.get_ref()) as u128));
+            let randomised = match &m.command {
+                Some(_) => m.randomised.unwrap_or(true),
+                None => structdr_methods::lookup(m.name.get_ref()).is_ok_and(|i| i.randomised),
+            };
+            plan_cells(n_grid, randomised, spec)
+        })
+        .fold(0u128, |acc, n| acc.saturating_add(n))
+}
 
 /// The methods of `spec` with their grids expanded, in spec order (a method with problems is left
-/// out, its problems in `errors`), and the check that the whole spec stays under
-/// [`MAX_PLAN_CELLS`].
+/// out, its problems in `errors`). A spec of [`PLAN_CELL_LIMIT`] cells or more is refused before
+/// any grid is expanded (no method is returned then).
 pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt) -> Vec<MethodPlan> {
+    let total_cells = count_plan_cells(spec);
+    if reaches(total_cells, PLAN_CELL_LIMIT) {
+        // the grids that are over their own limit too, counted the same way
+        for m in &spec.methods {
+            let n_grid = m.grid.values().fold(1u128, |acc, v| acc.saturating_mul(grid_len(v.get_ref()) as u128));
+            if reaches(n_grid, GRID_CELL_LIMIT) {
+                errors.push(err(
+                    Some(m.name.span()),
+                    format!(
+                        "method '{}': the grid has {n_grid} cells (the product of its axes' lengths), the limit is fewer than {GRID_CELL_LIMIT} per method",
+                        m.name.get_ref()
+                    ),
+                ));
+            }
+        }
+        errors.push(err(
+            None,
+            format!("the spec has {total_cells} cells (data sets x grid cells x repeats), the limit is fewer than {PLAN_CELL_LIMIT}; split it"),
+        ));
+        return Vec::new();
+    }
     // Methods: names, parameters and grid values checked against the registry.
     let mut methods = Vec::new();
     let mut labels = std::collections::BTreeSet::new();
-    let mut total_cells: u128 = 0;
     for m in &spec.methods {
         let name = m.name.get_ref();
         if let Some(command) = &m.command {
             match external_plan(m, command, spec, errors, err) {
                 Some(plan) => {
-                    total_cells = total_cells.saturating_add(plan_cells(plan.cells.len() as u128, plan.randomised, spec));
                     if !labels.insert(plan.label.clone()) {
                         errors.push(err(Some(m.name.span()), format!("method label '{}' appears twice; give one a distinct `label`", plan.label)));
                     }
@@ -96,11 +145,12 @@ pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt)
         }
         // Count before expanding: a grid is a product, and a mistyped range can ask for millions.
         let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
-        total_cells = total_cells.saturating_add(plan_cells(n_cells, info.randomised, spec));
-        if n_cells > MAX_GRID_CELLS as u128 {
+        if reaches(n_cells, GRID_CELL_LIMIT) {
             errors.push(err(
                 Some(m.name.span()),
-                format!("method '{name}': the grid has {n_cells} cells (the product of its axes' lengths), more than the limit of {MAX_GRID_CELLS} per method"),
+                format!(
+                    "method '{name}': the grid has {n_cells} cells (the product of its axes' lengths), the limit is fewer than {GRID_CELL_LIMIT} per method"
+                ),
             ));
             continue;
         }
@@ -145,9 +195,6 @@ pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt)
             external: None,
         });
     }
-    if total_cells > MAX_PLAN_CELLS as u128 {
-        errors.push(err(None, format!("the spec has {total_cells} cells (data sets x grid cells), more than the limit of {MAX_PLAN_CELLS}; split it")));
-    }
     methods
 }
 
@@ -173,6 +220,14 @@ pub(super) fn check_metric(metric: &str, protocols: &[Protocol]) -> Result<(), S
             protocols.iter().map(|p| p.name()).collect::<Vec<_>>(),
             known.join(", ")
         ))
+    }
+}
+
+/// How many values a grid entry has ([`grid_values`]'s length, without copying them).
+fn grid_len(v: &toml::Value) -> usize {
+    match v {
+        toml::Value::Array(a) => a.len(),
+        _ => 1,
     }
 }
 
@@ -266,8 +321,8 @@ fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, er
         axes.push(("dim".into(), vec![ParamValue::Str(DIM_ENERGY.into())]));
     }
     let n_cells = axes.iter().fold(1u128, |acc, (_, v)| acc.saturating_mul(v.len() as u128));
-    if n_cells > MAX_GRID_CELLS as u128 {
-        errors.push(err(Some(m.name.span()), format!("method '{name}': the grid has {n_cells} cells, more than the limit of {MAX_GRID_CELLS} per method")));
+    if reaches(n_cells, GRID_CELL_LIMIT) {
+        errors.push(err(Some(m.name.span()), format!("method '{name}': the grid has {n_cells} cells, the limit is fewer than {GRID_CELL_LIMIT} per method")));
     }
     let label = m.label.clone().unwrap_or_else(|| name.clone());
     let (protocols, metric) = row_protocols_and_metric(m, &label, spec, errors, err);

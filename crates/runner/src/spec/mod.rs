@@ -57,7 +57,7 @@ pub mod schema;
 pub mod validate;
 
 pub use external::ExternalKey;
-pub use grid::{toml_to_param, MAX_GRID_CELLS, MAX_PLAN_CELLS};
+pub use grid::{toml_to_param, GRID_CELL_LIMIT, PLAN_CELL_LIMIT};
 pub use plan::{MethodPlan, PanelPlan, Plan};
 pub use schema::{
     ColourBy, DatasetSpec, DimRule, Evaluation, FigureDef, FigureKind, FigureSpec, MethodSpec, PanelDef, Protocol, Reference, Spec, SpecError, VertexOrder,

@@ -142,7 +142,8 @@ impl FitStore {
     /// Opens (creating) the fit cache of a spec's output directory, `<out_dir>/fits`.
     pub fn open_in(out_dir: &Path) -> std::io::Result<FitStore> {
         let dir = out_dir.join(FITS_DIR);
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(&dir).map_err(|e| crate::files::path_error("create the fit cache", &dir, e))?;
+        crate::files::sweep_stale_temps(&dir);
         Ok(FitStore { dir })
     }
 

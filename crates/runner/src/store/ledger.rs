@@ -115,12 +115,12 @@ impl SpecLedger {
         }
         if register && ledger.specs.get(id) != Some(&entry) {
             ledger.specs.insert(id.to_string(), entry);
-            std::fs::create_dir_all(out_dir)?;
+            std::fs::create_dir_all(out_dir).map_err(|e| crate::files::path_error("create", out_dir, e))?;
             let text = format!(
                 "# The specs that write into this record store, by id (written by structdr run). One id, one spec\n# file: another file with a listed id is refused. Paths: specs relative to the directory holding\n# the results root, tables relative to the results root.\n\n{}",
                 toml::to_string(&ledger).map_err(|e| anyhow::anyhow!("{e}"))?
             );
-            crate::files::atomic_write(&file, text.as_bytes()).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
+            crate::files::atomic_write(&file, text.as_bytes())?; // its error names the file
         }
         Ok(())
     }

@@ -23,6 +23,7 @@ pub mod ledger;
 pub use fits::{parse_fit, FitStore, FITS_DIR};
 pub use ledger::{LedgerEntry, SpecLedger, SPECS_FILE};
 
+use crate::files::PathContext;
 use crate::keys::{CellKey, UNVERSIONED_IS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -262,7 +263,7 @@ impl Store {
     /// nothing stuck.
     pub fn claim(&self, hash: &str) -> std::io::Result<ClaimOutcome> {
         let dir = self.claims_dir();
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(&dir).at_path("create the claims directory", &dir)?;
         let path = dir.join(format!("{hash}.claim"));
         let text = format!(
             "{} {} {}",
@@ -273,7 +274,7 @@ impl Store {
         for _ in 0..3 {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut f) => {
-                    f.write_all(text.as_bytes())?;
+                    f.write_all(text.as_bytes()).at_path("write the claim", &path)?;
                     return Ok(ClaimOutcome::Mine(ClaimGuard { path }));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -289,7 +290,7 @@ impl Store {
                     // a dead run's claim: remove it and try again
                     let _ = std::fs::remove_file(&path);
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(crate::files::path_error("create the claim", &path, e)),
             }
         }
         Ok(ClaimOutcome::Busy("contended".into()))
@@ -297,6 +298,17 @@ impl Store {
 }
 
 impl Store {
+    /// The claim on the cell `hash` when a live run holds one (its text, `pid host started`):
+    /// the cell is being computed by another run. `None` when there is no claim file or its run
+    /// is gone.
+    pub fn live_claim(&self, hash: &str) -> Option<String> {
+        let path = self.claims_dir().join(format!("{hash}.claim"));
+        let text = std::fs::read_to_string(&path).ok()?;
+        let age = std::fs::metadata(&path).ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+        let starting = text.is_empty() && age.is_some_and(|a| a < std::time::Duration::from_secs(5));
+        (starting || claim_is_live(&text, age)).then(|| if starting { "a run starting now".to_string() } else { text.trim().to_string() })
+    }
+
     /// Opens the record store of a spec's output directory, `<out_dir>/records`. A store left in
     /// the former location `<out_dir>/cache` is moved there first, or merged into it record by
     /// record when both exist, so no finished cell is lost by the move.
@@ -305,14 +317,14 @@ impl Store {
         let legacy = out_dir.join(LEGACY_DIR);
         if legacy.is_dir() {
             if !dir.exists() {
-                std::fs::rename(&legacy, &dir)?;
+                std::fs::rename(&legacy, &dir).at_path(&format!("move {} to", legacy.display()), &dir)?;
             } else {
-                for entry in std::fs::read_dir(&legacy)? {
+                for entry in std::fs::read_dir(&legacy).at_path("read", &legacy)? {
                     let from = entry?.path();
                     let Some(name) = from.file_name() else { continue };
                     let to = dir.join(name);
                     if from.extension().is_some_and(|x| x == "json") && !to.exists() {
-                        std::fs::rename(&from, &to)?;
+                        std::fs::rename(&from, &to).at_path(&format!("move {} to", from.display()), &to)?;
                     }
                 }
             }
@@ -320,9 +332,12 @@ impl Store {
         Store::open(&dir)
     }
 
-    /// Opens (creating) the store directory.
+    /// Opens (creating) the store directory, and removes the temp files dead writers left in it
+    /// ([`crate::files::sweep_stale_temps`]: a run killed mid-write, a full disk before temp files
+    /// were removed on failure).
     pub fn open(dir: &Path) -> std::io::Result<Store> {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).at_path("create the record store", dir)?;
+        crate::files::sweep_stale_temps(dir);
         Ok(Store { dir: dir.to_path_buf() })
     }
 
@@ -381,7 +396,7 @@ impl Store {
                 Integrity::Verified => counts.already += 1,
                 Integrity::Mismatch { .. } => counts.refused.push(path),
                 Integrity::Unverified => {
-                    let text = std::fs::read_to_string(&path)?;
+                    let text = std::fs::read_to_string(&path).at_path("read", &path)?;
                     if serde_json::to_string_pretty(&rec).expect("record serialises") != text || path.file_stem().is_none_or(|s| *s != *rec.hash) {
                         counts.not_canonical.push(path);
                         continue;
@@ -411,7 +426,7 @@ impl Store {
         rec.key.method_version = key.method_version;
         rec.hash = key.hash();
         self.put(&rec)?;
-        std::fs::remove_file(self.path(&old))?;
+        std::fs::remove_file(self.path(&old)).at_path("remove", &self.path(&old))?;
         Ok(Some(rec))
     }
 
@@ -431,7 +446,7 @@ impl Store {
             } else {
                 c.1 += 1;
                 if !dry_run {
-                    std::fs::remove_file(&path)?;
+                    std::fs::remove_file(&path).at_path("remove", &path)?;
                 }
             }
         }
@@ -442,8 +457,8 @@ impl Store {
     /// file does not parse).
     pub fn records(&self) -> std::io::Result<Vec<(PathBuf, Option<Record>)>> {
         let mut paths = Vec::new();
-        for entry in std::fs::read_dir(&self.dir)? {
-            let path = entry?.path();
+        for entry in std::fs::read_dir(&self.dir).at_path("read the record store", &self.dir)? {
+            let path = entry.at_path("read the record store", &self.dir)?.path();
             if path.extension().is_some_and(|x| x == "json") {
                 paths.push(path);
             }
