@@ -79,9 +79,35 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
 
 /// A matrix from an `.npy` or text table file (what `--input` reads).
 pub fn read_matrix(path: &Path) -> Result<Array2<f64>, LoadError> {
+    read_matrix_checked(path, &|_, _| Ok(()))
+}
+
+/// [`read_matrix`] with its shape `(rows, cols)` passed to `check` as soon as it is known: for
+/// `.npy` from the header, before the body is read (a 1.6 GB file of the wrong shape is refused
+/// after reading 64 KiB); a text table has no header, so it is checked once parsed. An
+/// `Err(message)` becomes the error, naming the file.
+pub fn read_matrix_checked(path: &Path, check: &dyn Fn(usize, usize) -> Result<(), String>) -> Result<Array2<f64>, LoadError> {
     let format = FileFormat::from_path(path)?;
-    let bytes = read_regular(path)?;
-    matrix_of(path, format, &bytes)
+    match format {
+        FileFormat::Npy => {
+            ensure_regular(path)?;
+            Ok(npy::read_matrix_checked(path, check)?)
+        }
+        _ => {
+            let x = matrix_of(path, format, &read_regular(path)?)?;
+            check(x.nrows(), x.ncols()).map_err(|m| layout(path, format!("{} x {}: {m}", x.nrows(), x.ncols())))?;
+            Ok(x)
+        }
+    }
+}
+
+/// A directory, device or pipe is refused before it is opened ([`read_regular`]'s rule).
+fn ensure_regular(path: &Path) -> Result<(), LoadError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(layout(path, "not a regular file (a directory, device or pipe cannot be read as data)")),
+        Ok(_) => Ok(()),
+        Err(source) => Err(LoadError::Io { path: path.to_path_buf(), source }),
+    }
 }
 
 fn matrix_of(path: &Path, format: FileFormat, bytes: &[u8]) -> Result<Array2<f64>, LoadError> {
