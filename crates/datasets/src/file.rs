@@ -164,6 +164,11 @@ pub fn load_file(name: &str, src: &FileSource) -> Result<Dataset, LoadError> {
         Some(f) => f,
         None => FileFormat::from_path(path)?,
     };
+    if format == FileFormat::Npy {
+        // the header's shape against the file's length before the body is read
+        ensure_regular(path)?;
+        npy::peek_header(path)?;
+    }
     let bytes = read_regular(path)?;
     let given = [src.labels.is_some(), src.label_column.is_some(), src.labels_variable.is_some()].iter().filter(|&&b| b).count();
     if given > 1 || (format == FileFormat::Libsvm && given > 0) {
@@ -217,8 +222,17 @@ pub fn load_file(name: &str, src: &FileSource) -> Result<Dataset, LoadError> {
         x = ndarray::concatenate(Axis(1), &[x.slice(s![.., ..j]), x.slice(s![.., j + 1..])]).expect("same rows");
     }
     if let Some(lp) = &src.labels {
+        let lformat = FileFormat::from_path(lp)?;
+        if lformat == FileFormat::Npy {
+            // one label per sample, from the header, before the body is read
+            ensure_regular(lp)?;
+            let count = npy::peek_header(lp)?.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            if count != Some(x.nrows()) {
+                return Err(layout(lp, format!("the header declares {} labels for {} samples", count.map_or("too many".into(), |c| c.to_string()), x.nrows())));
+            }
+        }
         let lb = read_regular(lp)?;
-        labels = Some(labels_of(lp, FileFormat::from_path(lp)?, &lb)?);
+        labels = Some(labels_of(lp, lformat, &lb)?);
         hashed.extend_from_slice(b"\0labels\0");
         hashed.extend_from_slice(&lb);
     }

@@ -51,6 +51,19 @@ fn read_file_checked(path: &Path, check: &dyn Fn(usize, usize) -> Result<(), Str
     Ok((data, name))
 }
 
+/// The header of the `.npy` file at `path`, read from its first bytes and checked against the
+/// file's length ([`read_header`]), without reading the body.
+pub fn peek_header(path: &Path) -> Result<NpyHeader, ParseError> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let io = |err| ParseError::Io { file: name.clone(), err };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let len = usize::try_from(f.metadata().map_err(io)?.len()).unwrap_or(usize::MAX);
+    let mut data = Vec::new();
+    f.take((12 + MAX_HEADER_BYTES) as u64).read_to_end(&mut data).map_err(io)?;
+    read_header(&data, len.max(data.len()), &name)
+}
+
 /// [`read_matrix`], with the header's shape `(rows, cols)` passed to `check` before the body is
 /// read (an `Err(message)` becomes the error, naming the file).
 pub fn read_matrix_checked(path: &Path, check: &dyn Fn(usize, usize) -> Result<(), String>) -> Result<Array2<f64>, ParseError> {
