@@ -241,7 +241,9 @@ pub fn load_file(name: &str, src: &FileSource) -> Result<Dataset, LoadError> {
     }
     if let Some(l) = &labels {
         if l.len() != x.nrows() {
-            return Err(layout(path, format!("{} labels for {} samples", l.len(), x.nrows())));
+            // the labels file, when there is one, is where the count is wrong
+            let from = src.labels.as_ref().map(|lp| format!(" in {}", lp.display())).unwrap_or_default();
+            return Err(layout(path, format!("{} labels{from} for {} samples", l.len(), x.nrows())));
         }
     }
     let options = serde_json::json!({ "format": format, "variable": src.variable, "labels_variable": src.labels_variable, "label_column": src.label_column });
@@ -309,7 +311,7 @@ mod tests {
             (FileSource { path: dir.path().to_path_buf(), format: Some(FileFormat::Csv), ..Default::default() }, "not a regular file"),
             (FileSource { path: p.clone(), label_column: Some(3), ..Default::default() }, "outside the 2 columns"),
             (FileSource { path: p.clone(), label_column: Some(0), ..Default::default() }, "outside"),
-            (FileSource { path: p.clone(), labels: Some(write(dir.path(), "y.csv", b"1\n2\n")), ..Default::default() }, "2 labels for 3 samples"),
+            (FileSource { path: p.clone(), labels: Some(write(dir.path(), "y.csv", b"1\n2\n")), ..Default::default() }, "y.csv for 3 samples"),
             (FileSource { path: p.clone(), labels: Some(write(dir.path(), "z.csv", b"1\n2.5\n3\n")), ..Default::default() }, "not an integer"),
             (FileSource { path: p.clone(), labels: Some(dir.path().join("y.csv")), label_column: Some(1), ..Default::default() }, "given twice"),
             (FileSource { path: p.clone(), variable: Some("X".into()), ..Default::default() }, ".mat files only"),

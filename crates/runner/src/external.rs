@@ -97,7 +97,8 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
     }
     let t0 = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("{}: cannot start `{}`: {e}", key.method, ext.command.join(" ")))?;
-    let limit = Duration::from_secs_f64(ext.timeout_s);
+    // the spec bounds timeout_s (spec::external::MAX_TIMEOUT_S); a key built otherwise is refused, not a panic
+    let limit = Duration::try_from_secs_f64(ext.timeout_s).map_err(|e| format!("{}: timeout_s = {}: {e}", key.method, ext.timeout_s))?;
     let status = loop {
         match child.try_wait().map_err(|e| format!("waiting for `{}`: {e}", ext.command.join(" ")))? {
             Some(s) => break Some(s),
