@@ -31,7 +31,7 @@ struct Shape {
 /// integers, a label column out of range); registry sets by their declared shape; and the
 /// preprocessing walked over the shape: `pca_dim` `d` at most the features, `select_labels` only
 /// labels the set has (known for own files and generators), a set with labels where every
-/// protocol needs them. Generators are run only when a step depends on their content.
+/// protocol needs them. Generated sets are generated (cheap, and reused by [`prepare`]).
 pub fn check_inputs(plan: &Plan) -> Result<Checked, SpecError> {
     let file = plan.path.display().to_string();
     let mut errors: Vec<SpecError> = Vec::new();
@@ -50,7 +50,6 @@ pub fn check_inputs(plan: &Plan) -> Result<Checked, SpecError> {
         let label = d.label.clone().unwrap_or_else(|| name.to_string());
         // named as the tables name it, with the file or generator when the label differs
         let what = if label == name { format!("data set '{label}'") } else { format!("data set '{label}' ({name})") };
-        let needs_content = d.preprocess.iter().any(|s| matches!(s, Step::SelectLabels { .. }));
         let mut raw = None;
         let shape = if let Some(src) = d.file_source() {
             if !src.path.is_file() || src.labels.as_ref().is_some_and(|l| !l.is_file()) {
@@ -69,21 +68,17 @@ pub fn check_inputs(plan: &Plan) -> Result<Checked, SpecError> {
                 }
             }
         } else if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
-            let needs_d = d.preprocess.iter().any(|s| matches!(s, Step::PcaDim { .. }));
-            if needs_content || needs_d {
-                match structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)) {
-                    Ok(ds) => {
-                        let shape = Shape { n: ds.x.nrows(), d: Some(ds.x.ncols()), labels: Some(ds.labels.clone()) };
-                        raw = Some(ds);
-                        Some(shape)
-                    }
-                    Err(e) => {
-                        errors.push(fail(format!("{what}: {e}")));
-                        None
-                    }
+            // generated in full (kept for `prepare`): its labels and shape are what the checks need
+            match structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)) {
+                Ok(ds) => {
+                    let shape = Shape { n: ds.x.nrows(), d: Some(ds.x.ncols()), labels: Some(ds.labels.clone()) };
+                    raw = Some(ds);
+                    Some(shape)
                 }
-            } else {
-                None
+                Err(e) => {
+                    errors.push(fail(format!("{what}: {e}")));
+                    None
+                }
             }
         } else {
             let entry = local.as_ref().and_then(|l| l.get(name).ok()).or_else(|| builtin.get(name).ok());
