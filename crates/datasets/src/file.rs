@@ -79,9 +79,35 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
 
 /// A matrix from an `.npy` or text table file (what `--input` reads).
 pub fn read_matrix(path: &Path) -> Result<Array2<f64>, LoadError> {
+    read_matrix_checked(path, &|_, _| Ok(()))
+}
+
+/// [`read_matrix`] with its shape `(rows, cols)` passed to `check` as soon as it is known: for
+/// `.npy` from the header, before the body is read (a 1.6 GB file of the wrong shape is refused
+/// after reading 64 KiB); a text table has no header, so it is checked once parsed. An
+/// `Err(message)` becomes the error, naming the file.
+pub fn read_matrix_checked(path: &Path, check: &dyn Fn(usize, usize) -> Result<(), String>) -> Result<Array2<f64>, LoadError> {
     let format = FileFormat::from_path(path)?;
-    let bytes = read_regular(path)?;
-    matrix_of(path, format, &bytes)
+    match format {
+        FileFormat::Npy => {
+            ensure_regular(path)?;
+            Ok(npy::read_matrix_checked(path, check)?)
+        }
+        _ => {
+            let x = matrix_of(path, format, &read_regular(path)?)?;
+            check(x.nrows(), x.ncols()).map_err(|m| layout(path, format!("{} x {}: {m}", x.nrows(), x.ncols())))?;
+            Ok(x)
+        }
+    }
+}
+
+/// A directory, device or pipe is refused before it is opened ([`read_regular`]'s rule).
+fn ensure_regular(path: &Path) -> Result<(), LoadError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(layout(path, "not a regular file (a directory, device or pipe cannot be read as data)")),
+        Ok(_) => Ok(()),
+        Err(source) => Err(LoadError::Io { path: path.to_path_buf(), source }),
+    }
 }
 
 fn matrix_of(path: &Path, format: FileFormat, bytes: &[u8]) -> Result<Array2<f64>, LoadError> {
@@ -138,6 +164,11 @@ pub fn load_file(name: &str, src: &FileSource) -> Result<Dataset, LoadError> {
         Some(f) => f,
         None => FileFormat::from_path(path)?,
     };
+    if format == FileFormat::Npy {
+        // the header's shape against the file's length before the body is read
+        ensure_regular(path)?;
+        npy::peek_header(path)?;
+    }
     let bytes = read_regular(path)?;
     let given = [src.labels.is_some(), src.label_column.is_some(), src.labels_variable.is_some()].iter().filter(|&&b| b).count();
     if given > 1 || (format == FileFormat::Libsvm && given > 0) {
@@ -191,8 +222,17 @@ pub fn load_file(name: &str, src: &FileSource) -> Result<Dataset, LoadError> {
         x = ndarray::concatenate(Axis(1), &[x.slice(s![.., ..j]), x.slice(s![.., j + 1..])]).expect("same rows");
     }
     if let Some(lp) = &src.labels {
+        let lformat = FileFormat::from_path(lp)?;
+        if lformat == FileFormat::Npy {
+            // one label per sample, from the header, before the body is read
+            ensure_regular(lp)?;
+            let count = npy::peek_header(lp)?.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            if count != Some(x.nrows()) {
+                return Err(layout(lp, format!("the header declares {} labels for {} samples", count.map_or("too many".into(), |c| c.to_string()), x.nrows())));
+            }
+        }
         let lb = read_regular(lp)?;
-        labels = Some(labels_of(lp, FileFormat::from_path(lp)?, &lb)?);
+        labels = Some(labels_of(lp, lformat, &lb)?);
         hashed.extend_from_slice(b"\0labels\0");
         hashed.extend_from_slice(&lb);
     }
@@ -201,7 +241,9 @@ pub fn load_file(name: &str, src: &FileSource) -> Result<Dataset, LoadError> {
     }
     if let Some(l) = &labels {
         if l.len() != x.nrows() {
-            return Err(layout(path, format!("{} labels for {} samples", l.len(), x.nrows())));
+            // the labels file, when there is one, is where the count is wrong
+            let from = src.labels.as_ref().map(|lp| format!(" in {}", lp.display())).unwrap_or_default();
+            return Err(layout(path, format!("{} labels{from} for {} samples", l.len(), x.nrows())));
         }
     }
     let options = serde_json::json!({ "format": format, "variable": src.variable, "labels_variable": src.labels_variable, "label_column": src.label_column });
@@ -269,7 +311,7 @@ mod tests {
             (FileSource { path: dir.path().to_path_buf(), format: Some(FileFormat::Csv), ..Default::default() }, "not a regular file"),
             (FileSource { path: p.clone(), label_column: Some(3), ..Default::default() }, "outside the 2 columns"),
             (FileSource { path: p.clone(), label_column: Some(0), ..Default::default() }, "outside"),
-            (FileSource { path: p.clone(), labels: Some(write(dir.path(), "y.csv", b"1\n2\n")), ..Default::default() }, "2 labels for 3 samples"),
+            (FileSource { path: p.clone(), labels: Some(write(dir.path(), "y.csv", b"1\n2\n")), ..Default::default() }, "y.csv for 3 samples"),
             (FileSource { path: p.clone(), labels: Some(write(dir.path(), "z.csv", b"1\n2.5\n3\n")), ..Default::default() }, "not an integer"),
             (FileSource { path: p.clone(), labels: Some(dir.path().join("y.csv")), label_column: Some(1), ..Default::default() }, "given twice"),
             (FileSource { path: p.clone(), variable: Some("X".into()), ..Default::default() }, ".mat files only"),

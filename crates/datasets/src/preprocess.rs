@@ -251,20 +251,42 @@ impl Step {
 }
 
 /// Keeps the samples of `ds` whose label is in `labels`, in their original order (labels, `t`
-/// and the checksum follow). Errors when the set is unlabelled or nothing is left.
+/// and the checksum follow). Errors when the set is unlabelled or when a listed label is not a
+/// label of the set ([`missing_labels`]): a misspelt label would silently select fewer classes.
 pub fn select_labels(ds: &Dataset, labels: &[i64]) -> Result<Dataset> {
     let Some(y) = &ds.labels else {
         return Err(PreprocessError::BadParam { what: "select_labels", reason: format!("data set '{}' has no labels", ds.name) });
     };
+    missing_labels(&ds.name, y, labels)?;
     let keep: Vec<usize> = (0..y.len()).filter(|&i| labels.contains(&y[i])).collect();
-    if keep.is_empty() {
-        return Err(PreprocessError::BadParam { what: "select_labels", reason: format!("no sample of '{}' has a label in {labels:?}", ds.name) });
-    }
     let mut out = ds.clone();
     out.x = ds.x.select(ndarray::Axis(0), &keep);
     out.labels = Some(keep.iter().map(|&i| y[i]).collect());
     out.t = ds.t.as_ref().map(|t| keep.iter().map(|&i| t[i]).collect());
     Ok(out)
+}
+
+/// `Err` naming every label of `wanted` that no sample of the set `name` (labels `y`) has, with
+/// the labels it does have (the first 20); the check of [`select_labels`], also run by
+/// `structdr check` before anything is computed.
+pub fn missing_labels(name: &str, y: &[i64], wanted: &[i64]) -> Result<()> {
+    let have: std::collections::BTreeSet<i64> = y.iter().copied().collect();
+    let missing: Vec<i64> = wanted.iter().copied().filter(|l| !have.contains(l)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = have.iter().take(20).map(|l| l.to_string()).collect();
+    Err(PreprocessError::BadParam {
+        what: "select_labels",
+        reason: format!(
+            "label{} {} {} not among the labels of '{name}' ({}{})",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+            shown.join(", "),
+            if have.len() > 20 { ", ..." } else { "" }
+        ),
+    })
 }
 
 /// Deserialisation form of [`Step`]: serde ignores unknown fields on unit variants of an

@@ -171,9 +171,13 @@ pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize
     if restarts == 0 {
         return Err(EvalError::InvalidParameter { what: WHAT, detail: "restarts must be >= 1".into() });
     }
-    let y = y.as_standard_layout().into_owned(); // one row-major copy for all restarts
+    // Scale-free: y * 2^s with the tolerance scaled alike, so every comparison is the unscaled
+    // one (exact for ordinary data) and 1e300 or 1e-300 coordinates neither overflow nor vanish.
+    let (ys, s) = crate::scale::safe_scale(y);
+    let opts = &scaled_options(opts, s);
+    let y = ys.as_standard_layout().into_owned(); // one row-major copy for all restarts
     let y = &y;
-    let runs: Vec<KmeansRun> = (0..restarts)
+    let mut runs: Vec<KmeansRun> = (0..restarts)
         .into_par_iter()
         .map(|r| -> Result<KmeansRun> {
             let s = restart_seed(seed, r);
@@ -192,11 +196,16 @@ pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize
     let nmis: Vec<f64> = runs.iter().map(|r| r.nmi).collect();
     let (acc_mean, acc_std) = mean_std(&accs);
     let (nmi_mean, nmi_std) = mean_std(&nmis);
+    // chosen on the scaled SSEs: scaled back, two large ones could both overflow to inf
     let mut best = 0;
     for (i, r) in runs.iter().enumerate() {
         if r.sse < runs[best].sse {
             best = i;
         }
+    }
+    for r in &mut runs {
+        r.sse = crate::scale::mul_pow2(r.sse, -2 * s);
+        r.sum_dist = crate::scale::mul_pow2(r.sum_dist, -s);
     }
     Ok(KmeansReport {
         k,
@@ -223,9 +232,26 @@ pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize
 /// (fewer than k distinct rows), it repeats row 0; such a cluster stays empty.
 ///
 /// Errors: empty input, NaN/Inf, `k = 0`, `k > N`, `max_n_iterations = 0`, tolerance not > 0.
+///
+/// Scale: the run is made on `y * 2^s` (`s` brings `max |y_ij|` near `2^490`, module `scale`)
+/// with the tolerance multiplied by `2^s` too, and the centres, SSE and sum of distances are scaled
+/// back (`2^-s`, `4^-s`, `2^-s`): exact, so the same run as on `y` for ordinary data, and one that neither
+/// overflows nor underflows for coordinates of `1e300` or `1e-300` (an SSE beyond `f64::MAX` is
+/// reported as infinite).
 pub fn kmeans_fit(y: ArrayView2<f64>, k: usize, seed: u64, opts: &KmeansOptions) -> Result<KmeansFit> {
     validate("kmeans_fit", y, k, opts)?;
-    fit_unchecked(&y.as_standard_layout().into_owned(), k, seed, opts)
+    let (ys, s) = crate::scale::safe_scale(y);
+    let mut fit = fit_unchecked(&ys.as_standard_layout().into_owned(), k, seed, &scaled_options(opts, s))?;
+    fit.centroids.mapv_inplace(|v| crate::scale::mul_pow2(v, -s));
+    fit.sse = crate::scale::mul_pow2(fit.sse, -2 * s);
+    fit.sum_dist = crate::scale::mul_pow2(fit.sum_dist, -s);
+    Ok(fit)
+}
+
+/// The options for data multiplied by `2^s`: the centre-shift tolerance multiplied alike (exact),
+/// kept above 0 so that a run whose centres stop moving still stops, and finite.
+fn scaled_options(opts: &KmeansOptions, s: i32) -> KmeansOptions {
+    KmeansOptions { tolerance: crate::scale::mul_pow2(opts.tolerance, s).clamp(f64::from_bits(1), f64::MAX), ..*opts }
 }
 
 fn validate(what: &'static str, y: ArrayView2<f64>, k: usize, opts: &KmeansOptions) -> Result<()> {

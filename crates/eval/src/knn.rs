@@ -100,13 +100,32 @@ pub fn loocv_1nn_accuracy_within_groups<L: Label>(y: ArrayView2<f64>, labels: &[
 /// count, the rayon thread count or the block size. BLAS calls run inside rayon tasks: for speed,
 /// callers should run OpenBLAS single-threaded ([`structdr_linalg::blas`]) as the runner does.
 ///
-/// Errors: `N < 2`, or NaN/Inf in `y`. `D = 0` is allowed (every point is a duplicate).
+/// Scale: `y` is first multiplied by a power of two that brings `max |y_ij|` near `2^490` (exact;
+/// see the module `scale`), so that coordinates of `1e300` or `1e-300` neither overflow nor underflow in
+/// `d(i, j)`; the neighbours are those of the unscaled `y`, bit for bit, for ordinary data.
+///
+/// Errors: `N < 2`, NaN/Inf in `y`, or a neighbour at squared distance 0 that is not a duplicate
+/// (the embedding's magnitudes span more than ~2^1000, so distinct points cannot be told apart in
+/// f64: refused rather than scored by index order). `D = 0` is allowed (every point is a duplicate).
 pub fn nearest_neighbours_loo(y: ArrayView2<f64>) -> Result<Vec<usize>> {
     ensure_min_samples("nearest_neighbours_loo", y.nrows(), 2)?;
     ensure_finite("nearest_neighbours_loo", y)?;
     let n = y.nrows();
     let block = (BLOCK_ENTRIES / n).clamp(1, MAX_BLOCK_ROWS);
-    Ok(nn_blocked(y, block))
+    let (ys, _) = crate::scale::safe_scale(y);
+    let nn = nn_blocked(ys.view(), block);
+    // A zero distance between rows that differ is an underflow, not a duplicate.
+    for (i, &j) in nn.iter().enumerate() {
+        if y.ncols() > 0 && direct_sq_dist(ys.row(i), ys.row(j)) == 0.0 && y.row(i) != y.row(j) {
+            return Err(EvalError::InvalidParameter {
+                what: "nearest_neighbours_loo",
+                detail: format!(
+                    "degenerate: points {i} and {j} differ but their squared distance underflows to 0 (the embedding's magnitudes span too many orders to compare distances in f64)"
+                ),
+            });
+        }
+    }
+    Ok(nn)
 }
 
 /// Squared Euclidean distance by direct differences in index order (the tie-deciding value).

@@ -21,6 +21,11 @@
 //! wrong in ACC. Standard deviations are sample (n - 1) standard deviations, as MATLAB's `std`.
 //! Everything is deterministic and independent of the rayon / BLAS thread counts.
 //!
+//! Scale: every metric rescales the coordinates by an exact power of two before taking distances
+//! (the largest magnitude near `2^490`, as far from overflow as `N D` allows), so an embedding multiplied by `1e300` or `1e-300` scores as the
+//! unscaled one instead of overflowing or underflowing; for ordinary data the rescaling changes no
+//! bit of any result (the module `scale`).
+//!
 //! Every fallible function returns [`EvalError`] instead of panicking on empty input, mismatched
 //! lengths, NaN/Inf or invalid parameters.
 
@@ -33,6 +38,7 @@ mod knn;
 mod labels;
 mod neighbourhood;
 mod nmi;
+mod scale;
 
 pub use error::{EvalError, Result};
 pub use hungarian::{hungarian_acc, linear_sum_assignment, max_matching_count, MAX_ABS_COST};

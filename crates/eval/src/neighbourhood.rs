@@ -64,6 +64,11 @@ pub fn neighbourhood_preservation(x: ArrayView2<f64>, y: ArrayView2<f64>, k: usi
             detail: format!("k = {k} neighbours need 1 <= k < N / 2 = {} (N = {n} samples)", n as f64 / 2.0),
         });
     }
+    // Each input multiplied by its own power of two (exact; ranks unchanged for ordinary data), so
+    // coordinates of 1e300 or 1e-300 neither overflow nor underflow in the distances.
+    let (xs, _) = crate::scale::safe_scale(x);
+    let (ys, _) = crate::scale::safe_scale(y);
+    let (x, y) = (xs.view(), ys.view());
     let starts: Vec<usize> = (0..n).step_by(BLOCK_ROWS).collect();
     // per block: (sum of trustworthiness penalties, continuity penalties, shared neighbours),
     // integers, so the sum is exact and independent of the order blocks finish in

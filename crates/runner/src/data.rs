@@ -1,10 +1,160 @@
-//! Data preparation: load (registry, mirror or generator), preprocess, and the energy-rule
-//! dimension of every data set of a plan.
+//! Data preparation: every check of a plan's inputs that needs no fit ([`check_inputs`], what
+//! `check` runs and `run` runs first), then load (registry, mirror or generator), preprocess, and
+//! the energy-rule dimension of every data set of a plan.
 
-use crate::spec::{DimRule, Plan};
+use crate::spec::{self, DimRule, Plan, SpecError};
 use ndarray::ArrayView2;
 use std::time::Instant;
+use structdr_datasets::preprocess::Step;
 use structdr_datasets::Dataset;
+
+/// What [`check_inputs`] read: the raw data set of every spec entry it had to load (own files,
+/// and generated sets whose preprocessing depends on their content), which [`prepare`] then uses
+/// instead of reading or generating them again.
+#[derive(Default)]
+pub struct Checked {
+    raw: Vec<Option<Dataset>>,
+}
+
+/// The shape of a data set as far as it is known without loading it: rows, features and the
+/// labels (`None`: not known before loading, a registry set; `Some(None)`: unlabelled).
+struct Shape {
+    n: usize,
+    d: Option<usize>,
+    labels: Option<Option<Vec<i64>>>,
+}
+
+/// Every check of a plan's inputs that needs no fit, all problems at once, so that `check`
+/// refuses what `run` would and the two cannot drift (`run` calls this before anything else):
+/// [`spec::check_environment`] (files and programs exist); every own data file and labels file
+/// is read ([`structdr_datasets::file::load_file`]: empty files, labels of another length or not
+/// integers, a label column out of range); registry sets by their declared shape; and the
+/// preprocessing walked over the shape: `pca_dim` `d` at most the features, `select_labels` only
+/// labels the set has (known for own files and generators), a set with labels where every
+/// protocol needs them. Generated sets are generated (cheap, and reused by [`prepare`]).
+pub fn check_inputs(plan: &Plan) -> Result<Checked, SpecError> {
+    let file = plan.path.display().to_string();
+    let mut errors: Vec<SpecError> = Vec::new();
+    if let Err(mut e) = spec::check_environment(plan) {
+        let others = std::mem::take(&mut e.others);
+        errors.push(e);
+        errors.extend(others);
+    }
+    let fail = |message: String| SpecError { file: file.clone(), line: None, message, others: vec![] };
+    let builtin = structdr_datasets::registry::Registry::builtin();
+    let local = plan.spec.registry.as_ref().and_then(|p| structdr_datasets::registry::Registry::from_path(std::path::Path::new(p)).ok());
+    let mut checked = Checked::default();
+    let mut labelled: Vec<(String, bool)> = Vec::new();
+    for d in &plan.spec.datasets {
+        let name = d.name();
+        let label = d.label.clone().unwrap_or_else(|| name.to_string());
+        // named as the tables name it, with the file or generator when the label differs
+        let what = if label == name { format!("data set '{label}'") } else { format!("data set '{label}' ({name})") };
+        let mut raw = None;
+        let shape = if let Some(src) = d.file_source() {
+            if !src.path.is_file() || src.labels.as_ref().is_some_and(|l| !l.is_file()) {
+                None // named by check_environment
+            } else {
+                match structdr_datasets::file::load_file(name, &src) {
+                    Ok(ds) => {
+                        let shape = Shape { n: ds.x.nrows(), d: Some(ds.x.ncols()), labels: Some(ds.labels.clone()) };
+                        raw = Some(ds);
+                        Some(shape)
+                    }
+                    Err(e) => {
+                        errors.push(fail(format!("{what}: {e}")));
+                        None
+                    }
+                }
+            }
+        } else if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
+            // generated in full (kept for `prepare`): its labels and shape are what the checks need
+            match structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)) {
+                Ok(ds) => {
+                    let shape = Shape { n: ds.x.nrows(), d: Some(ds.x.ncols()), labels: Some(ds.labels.clone()) };
+                    raw = Some(ds);
+                    Some(shape)
+                }
+                Err(e) => {
+                    errors.push(fail(format!("{what}: {e}")));
+                    None
+                }
+            }
+        } else {
+            let entry = local.as_ref().and_then(|l| l.get(name).ok()).or_else(|| builtin.get(name).ok());
+            entry.map(|e| Shape { n: e.n_samples, d: Some(e.n_features), labels: (e.n_classes == 0).then_some(None) })
+        };
+        if let Some(shape) = shape {
+            match walk_steps(name, &d.preprocess, shape) {
+                Ok(has_labels) => labelled.extend(has_labels.map(|h| (label, h))),
+                Err(m) => errors.push(fail(format!("{what}: preprocessing: {m}"))),
+            }
+        }
+        checked.raw.push(raw);
+    }
+    if let Err(m) = check_labelled(plan, &labelled) {
+        errors.push(fail(m));
+    }
+    let mut it = errors.into_iter();
+    match it.next() {
+        None => Ok(checked),
+        Some(mut first) => {
+            first.others.extend(it);
+            Err(first)
+        }
+    }
+}
+
+/// The preprocessing steps over a data set's [`Shape`], with the rules their functions apply to
+/// the data ([`structdr_datasets::preprocess`]): `pca_dim` needs `1 <= d <= D`, `select_labels`
+/// labels the set has, `gaussian_kernel` makes `D = N`, `noise_features` adds columns,
+/// `pca_energy` leaves `D` unknown. Returns whether the result has labels, when known.
+fn walk_steps(name: &str, steps: &[Step], mut shape: Shape) -> Result<Option<bool>, String> {
+    for (i, step) in steps.iter().enumerate() {
+        let at = |m: String| format!("step {} ({}): {m}", i + 1, serde_json::to_string(step).unwrap_or_default());
+        match step {
+            Step::PcaDim { d } => {
+                if let Some(cols) = shape.d.filter(|&c| *d > c) {
+                    return Err(at(format!("pca_dim d = {d} is larger than the {cols} features")));
+                }
+                shape.d = Some(*d);
+            }
+            Step::PcaEnergy { .. } => shape.d = None,
+            Step::GaussianKernel { .. } => shape.d = Some(shape.n),
+            Step::NoiseFeatures { count, .. } => shape.d = shape.d.map(|c| c + count),
+            Step::SelectLabels { labels } => match &shape.labels {
+                Some(None) => return Err(at(format!("data set '{name}' has no labels to select from"))),
+                Some(Some(y)) => {
+                    structdr_datasets::preprocess::missing_labels(name, y, labels).map_err(|e| at(e.to_string()))?;
+                    let kept: Vec<i64> = y.iter().copied().filter(|l| labels.contains(l)).collect();
+                    shape.n = kept.len();
+                    shape.labels = Some(Some(kept));
+                }
+                None => {}
+            },
+            Step::Zscore | Step::Minmax | Step::UniformNoise { .. } => {}
+        }
+    }
+    Ok(shape.labels.map(|l| l.is_some()))
+}
+
+/// A data set without labels can only be scored by label-free protocols (`neighbourhood`): when
+/// none of the spec's rows has one, nothing could be scored on it, which is an error rather than a
+/// table of dashes. `sets`: each data set's label and whether it has labels (where known).
+pub fn check_labelled(plan: &Plan, sets: &[(String, bool)]) -> Result<(), String> {
+    let label_free = plan.methods.iter().any(|m| m.protocols.iter().any(|p| !p.needs_labels()));
+    let scored = plan.spec.evaluation.as_ref().is_some_and(|e| !e.protocols.is_empty()) || plan.methods.iter().any(|m| !m.protocols.is_empty());
+    let unlabelled: Vec<&str> = sets.iter().filter(|(_, has)| !has).map(|(l, _)| l.as_str()).collect();
+    if scored && !label_free && !plan.methods.is_empty() && !unlabelled.is_empty() {
+        return Err(format!(
+            "data set{} {} ha{} no labels, and every protocol of the spec needs them; give the labels ([[dataset]] labels = \"y.csv\" or label_column = N) or score without them: [evaluation] protocols = [\"neighbourhood\"] (trustworthiness, continuity, k-NN preservation)",
+            if unlabelled.len() == 1 { "" } else { "s" },
+            unlabelled.join(", "),
+            if unlabelled.len() == 1 { "s" } else { "ve" }
+        ));
+    }
+    Ok(())
+}
 
 /// A data set after preprocessing, with its energy dimension.
 pub struct Prepared {
@@ -20,18 +170,21 @@ pub struct Prepared {
     pub steps: Vec<String>,
 }
 
-/// Loads and preprocesses every data set of the plan.
-pub fn prepare(plan: &Plan, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
+/// Loads and preprocesses every data set of the plan; a set [`check_inputs`] already read is
+/// taken from `checked`.
+pub fn prepare(plan: &Plan, mut checked: Checked, quiet: bool) -> anyhow::Result<Vec<Prepared>> {
     let fetch = structdr_datasets::download::FetchOptions::from_env();
     let local = match &plan.spec.registry {
         Some(p) => Some(structdr_datasets::registry::Registry::from_path(std::path::Path::new(p)).map_err(|e| anyhow::anyhow!("{e}"))?),
         None => None,
     };
     let mut out = Vec::new();
-    for d in &plan.spec.datasets {
+    for (i, d) in plan.spec.datasets.iter().enumerate() {
         let name = d.name();
         let t0 = Instant::now();
-        let raw = if let Some(src) = d.file_source() {
+        let raw = if let Some(ds) = checked.raw.get_mut(i).and_then(Option::take) {
+            ds
+        } else if let Some(src) = d.file_source() {
             structdr_datasets::file::load_file(name, &src).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?
         } else if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
             structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)).map_err(|e| anyhow::anyhow!("data set '{name}': {e}"))?

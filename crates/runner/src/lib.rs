@@ -32,7 +32,9 @@
 //!
 //! 1. [`spec::load`] reads and validates the TOML into a [`spec::Plan`]: every method's grid
 //!    expanded into resolved parameter sets (`dim = "energy"` kept symbolic).
-//! 2. [`data::prepare`] loads and preprocesses every data set and resolves its energy dimension.
+//! 2. [`data::check_inputs`] makes every check that needs no fit (the same as `structdr check`:
+//!    files, labels, preprocessing against the data's shape), then [`data::prepare`] loads and
+//!    preprocesses every data set and resolves its energy dimension.
 //! 3. [`cells::cells`] makes every (data set, method, grid point, seed) a [`cells::Cell`] with its
 //!    [`keys::CellKey`] (`dim` resolved, method version, protocols, seed); the key's hash names
 //!    the record.

@@ -7,7 +7,7 @@ use crate::data::{self, Prepared};
 use crate::exec::{self, RunOptions, RunSummary};
 use crate::figures;
 use crate::report::{self, Best, TableFiles};
-use crate::spec::{self, Plan};
+use crate::spec::Plan;
 use crate::store::{FitStore, Record, SpecLedger, Store};
 use std::path::PathBuf;
 
@@ -27,27 +27,10 @@ pub struct RunOutput {
     pub prepared: Vec<Prepared>,
 }
 
-/// A data set without labels can only be scored by label-free protocols (`neighbourhood`): when
-/// none of the spec's rows has one, nothing could be scored on it, which is an error rather than a
-/// table of dashes.
-fn check_labels(plan: &Plan, prepared: &[Prepared]) -> anyhow::Result<()> {
-    let label_free = plan.methods.iter().any(|m| m.protocols.iter().any(|p| !p.needs_labels()));
-    let scored = plan.spec.evaluation.as_ref().is_some_and(|e| !e.protocols.is_empty()) || plan.methods.iter().any(|m| !m.protocols.is_empty());
-    let unlabelled: Vec<&str> = prepared.iter().filter(|p| p.data.labels.is_none()).map(|p| p.label.as_str()).collect();
-    if scored && !label_free && !plan.methods.is_empty() && !unlabelled.is_empty() {
-        anyhow::bail!(
-            "data set{} {} ha{} no labels, and every protocol of the spec needs them; give the labels ([[dataset]] labels = \"y.csv\" or label_column = N) or score without them: [evaluation] protocols = [\"neighbourhood\"] (trustworthiness, continuity, k-NN preservation)",
-            if unlabelled.len() == 1 { "" } else { "s" },
-            unlabelled.join(", "),
-            if unlabelled.len() == 1 { "s" } else { "ve" }
-        );
-    }
-    Ok(())
-}
-
 /// Runs a validated plan end to end: data, cells (cached ones reused), tables and figures.
 pub fn run_spec(plan: &Plan, opts: &RunOptions) -> anyhow::Result<RunOutput> {
-    spec::check_environment(plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // `check`'s validation, the same function: what it accepts, the run does not refuse later
+    let checked = data::check_inputs(plan).map_err(|e| anyhow::anyhow!("{e}"))?;
     let out_dir = plan.output_dir(&opts.results_root);
     // One id, one spec file: a second file with this id would write into this spec's store.
     SpecLedger::check_plan(plan, &opts.results_root, true)?;
@@ -55,8 +38,10 @@ pub fn run_spec(plan: &Plan, opts: &RunOptions) -> anyhow::Result<RunOutput> {
     if !opts.quiet {
         eprintln!("spec {} ({}): {} data sets x {} methods", plan.spec.id, plan.path.display(), plan.spec.datasets.len(), plan.methods.len());
     }
-    let prepared = data::prepare(plan, opts.quiet)?;
-    check_labels(plan, &prepared)?;
+    let prepared = data::prepare(plan, checked, opts.quiet)?;
+    // registry sets' labels are known once loaded
+    let sets: Vec<(String, bool)> = prepared.iter().map(|p| (p.label.clone(), p.data.labels.is_some())).collect();
+    data::check_labelled(plan, &sets).map_err(|e| anyhow::anyhow!(e))?;
     // The fit cache: figures draw from it; when the spec draws the best cells' embeddings, the
     // cells keep their fits there as they run.
     let fits = FitStore::open_in(&out_dir).map_err(|e| anyhow::anyhow!("cannot open the fit cache in {}: {e}", out_dir.display()))?;

@@ -261,7 +261,7 @@ pub fn write_scripts(spec: &Path, opts: &SlurmOptions) -> Result<Scripts> {
     let cwd = std::env::current_dir()?;
     path_text("the current directory", &cwd)?;
     let plan = crate::spec::load(spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::spec::check_environment(&plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::data::check_inputs(&plan).map_err(|e| anyhow::anyhow!("{e}"))?;
     // the tasks would be refused one by one: refuse before anything is submitted
     crate::store::SpecLedger::check_plan(&plan, &opts.results, false)?;
     let results = if opts.results.is_absolute() { opts.results.clone() } else { cwd.join(&opts.results) };

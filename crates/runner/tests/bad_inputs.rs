@@ -240,16 +240,157 @@ fn cases() -> Vec<Case> {
     ];
     #[cfg(unix)]
     v.push(case("input symlink to /dev/zero", vec![], &embed("{d}/zero.npy"), Error("not a regular file")));
+    v.extend(issue29_cases());
     v
 }
 
+// ---- issue 29: eval scales, check = run, sizes ----
+
+/// `good_csv` scored with `labels_csv(40)`: the unscaled embedding's 1-NN accuracy and k-means
+/// summary (20 restarts, seed 0), which every rescaled copy must reproduce.
+const LOOCV_040: &str = r#"{"loocv_1nn_accuracy":0.85}"#;
+const KMEANS_040: &str = r#""acc_best_sse":1.0,"acc_mean":0.8237499999999999"#;
+
+/// Files the cases below make sparse: (case, file, length). The header is written, then the file
+/// is extended with `File::set_len`, so a 1.6 GB file takes no disk.
+const SPARSE: &[(&str, &str, u64)] = &[("eval embedding.npy of 1.6 GB, 40 labels", "y.npy", 128 + 1_600_000_000)];
+
+/// A zip of (name, bytes) members, deflated.
+fn zip_of(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut z = zip::ZipWriter::new(&mut buf);
+    for (name, bytes) in members {
+        z.start_file(*name, zip::write::SimpleFileOptions::default()).unwrap();
+        z.write_all(bytes).unwrap();
+    }
+    z.finish().unwrap();
+    buf.into_inner()
+}
+
+/// A spec-local registry of one unlabelled image zip of 2 images x 72 values, read from the
+/// cache directory (`data/z/faces.zip`), scored without labels.
+fn image_zip_case(name: &'static str, member: (&str, Vec<u8>), expect: Expect) -> Case {
+    let reg = "schema_version = 1\n[[dataset]]\nname = \"faces\"\npaper_name = \"F\"\nformat = \"image-zip\"\nmirror_path = \"z/faces.zip\"\nn_samples = 2\nn_features = 72\nn_classes = 0\ncitation = \"c\"\nlicence = \"l\"\n";
+    let s =
+        format!("id = \"bad\"\ntitle = \"t\"\nregistry = \"reg.toml\"\n[evaluation]\nprotocols = [\"neighbourhood\"]\n[[dataset]]\nname = \"faces\"\n{PCA}");
+    case(
+        name,
+        vec![("s.toml", s.into_bytes()), ("reg.toml", reg.as_bytes().to_vec()), ("data/z/faces.zip", zip_of(&[member]))],
+        &["run", "{d}/s.toml", "--results", "{d}/r"],
+        expect,
+    )
+}
+
+fn issue29_cases() -> Vec<Case> {
+    use Expect::*;
+    let loocv = |input: &'static str| -> Vec<&'static str> { vec!["eval", "loocv", "--input", input, "--labels", "{d}/l.csv"] };
+    let kmeans = |input: &'static str| -> Vec<&'static str> { vec!["eval", "kmeans", "--input", input, "--labels", "{d}/l.csv"] };
+    let l40 = || ("l.csv", labels_csv(40));
+    // own data with a labels file, and the preprocessing of a data set, in a spec
+    let own = |labels: &str, pre: &str| spec(&format!("[[dataset]]\npath = \"x.csv\"\nlabels = \"{labels}\"\n{pre}{PCA}"));
+    let moons_select =
+        spec(&format!("[[dataset]]\nname = \"two_moons\"\nparams = {{ n = 60 }}\npreprocess = [{{ op = \"select_labels\", labels = [0, 7] }}]\n{PCA}"));
+    let external = |t: &str| spec(&format!("{MOONS}[[method]]\nname = \"ext\"\ncommand = [\"true\"]\ntimeout_s = {t}\n"));
+    let labels_nan = [labels_csv(39), b"nan\n".to_vec()].concat();
+    let pgm = |w: usize, h: usize, fill: usize| [format!("P5 {w} {h} 255\n").into_bytes(), vec![0u8; fill]].concat();
+    vec![
+        // A. eval on extreme scales: the unscaled scores, or a clear refusal
+        case("eval loocv, unscaled", vec![("y.csv", good_csv()), l40()], &loocv("{d}/y.csv"), Ok(LOOCV_040)),
+        case("eval loocv, data x 1e300", vec![("y.csv", scaled_csv(1e300)), l40()], &loocv("{d}/y.csv"), Ok(LOOCV_040)),
+        case("eval loocv, data x 1e154", vec![("y.csv", scaled_csv(1e154)), l40()], &loocv("{d}/y.csv"), Ok(LOOCV_040)),
+        case("eval loocv, data x 1e-300", vec![("y.csv", scaled_csv(1e-300)), l40()], &loocv("{d}/y.csv"), Ok(LOOCV_040)),
+        case("eval kmeans, unscaled", vec![("y.csv", good_csv()), l40()], &kmeans("{d}/y.csv"), Ok(KMEANS_040)),
+        case("eval kmeans, data x 1e300", vec![("y.csv", scaled_csv(1e300)), l40()], &kmeans("{d}/y.csv"), Ok(KMEANS_040)),
+        case("eval kmeans, data x 1e154", vec![("y.csv", scaled_csv(1e154)), l40()], &kmeans("{d}/y.csv"), Ok(KMEANS_040)),
+        case("eval kmeans, data x 1e-300", vec![("y.csv", scaled_csv(1e-300)), l40()], &kmeans("{d}/y.csv"), Error("not above the k-means tolerance")),
+        case(
+            "eval kmeans, data x 1e-300, --tolerance 1e-304",
+            vec![("y.csv", scaled_csv(1e-300)), l40()],
+            &["eval", "kmeans", "--input", "{d}/y.csv", "--labels", "{d}/l.csv", "--tolerance", "1e-304"],
+            Ok(KMEANS_040),
+        ),
+        case(
+            "eval 1-NN whose distances underflow",
+            vec![("y.csv", b"1e300,0\n0,1e-30\n0,2e-30\n0,3e-30\n".to_vec()), ("l.csv", labels_csv(4))],
+            &loocv("{d}/y.csv"),
+            Error("underflows to 0"),
+        ),
+        // B. check refuses what run refuses, before any fit
+        case(
+            "check: own data file empty",
+            vec![("s.toml", own("l.csv", "")), ("x.csv", vec![]), l40()],
+            &["check", "{d}/s.toml"],
+            Error("x.csv: line 1: no numeric rows"),
+        ),
+        case(
+            "check: labels file of another length",
+            vec![("s.toml", own("l.csv", "")), ("x.csv", good_csv()), ("l.csv", labels_csv(30))],
+            &["check", "{d}/s.toml"],
+            Error("30 labels in l.csv for 40 samples"),
+        ),
+        case(
+            "check: labels with NaN",
+            vec![("s.toml", own("l.csv", "")), ("x.csv", good_csv()), ("l.csv", labels_nan)],
+            &["check", "{d}/s.toml"],
+            Error("l.csv: label NaN of sample 40 is not an integer"),
+        ),
+        case(
+            "check: pca_dim larger than D",
+            vec![("s.toml", own("l.csv", "preprocess = [{ op = \"pca_dim\", d = 5 }]\n")), ("x.csv", good_csv()), l40()],
+            &["check", "{d}/s.toml"],
+            Error("pca_dim d = 5 is larger than the 3 features"),
+        ),
+        case(
+            "check: select_labels of a label that does not exist",
+            vec![("s.toml", moons_select.clone())],
+            &["check", "{d}/s.toml"],
+            Error("label 7 is not among the labels of 'two_moons' (0, 1)"),
+        ),
+        case(
+            "run: select_labels of a label that does not exist",
+            vec![("s.toml", moons_select)],
+            &["run", "{d}/s.toml", "--results", "{d}/r"],
+            Error("label 7 is not among the labels of 'two_moons' (0, 1)"),
+        ),
+        case("check: timeout_s = 1e30", vec![("s.toml", external("1e30"))], &["check", "{d}/s.toml"], Error("at most 2592000 (30 days)")),
+        case("run: timeout_s = 1e30", vec![("s.toml", external("1e30"))], &["run", "{d}/s.toml", "--results", "{d}/r"], Error("at most 2592000 (30 days)")),
+        // C. sizes checked before data is read or inflated
+        case(
+            "eval embedding.npy of 1.6 GB, 40 labels",
+            vec![("y.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (200000000, 1), }", &[])), l40()],
+            &loocv("{d}/y.npy"),
+            Error("y.npy: byte offset 8: the header declares 200000000 x 1: length mismatch"),
+        ),
+        case(
+            "own data: labels.npy header of another length",
+            vec![
+                ("s.toml", own("l.npy", "")),
+                ("x.csv", good_csv()),
+                ("l.npy", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (30,), }", &[0u8; 240])),
+            ],
+            &["check", "{d}/s.toml"],
+            Error("l.npy: the header declares 30 labels for 40 samples"),
+        ),
+        image_zip_case(
+            "zip member declaring 4 MB for 72-value images",
+            ("a.pgm", pgm(2000, 2000, 4_000_000)),
+            Error("a.pgm declares 4000017 bytes uncompressed"),
+        ),
+        image_zip_case("zip image header of another size", ("a.pgm", pgm(10, 10, 100)), Error("faces.zip:a.pgm: header declares 10 x 10 x 1 = 100 values")),
+    ]
+}
+
 fn run_case(c: &Case, root: &Path) -> (Option<i32>, String) {
-    let d = root.join(c.name.replace([' ', '/', '\'', '=', '.', '>', ';', ','], "_"));
+    let d = root.join(c.name.replace([' ', '/', '\'', '=', '.', '>', ';', ',', ':'], "_"));
     std::fs::create_dir_all(&d).unwrap();
     for (rel, bytes) in &c.files {
         let p = d.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, bytes).unwrap();
+    }
+    for (_, rel, len) in SPARSE.iter().filter(|(name, _, _)| *name == c.name) {
+        std::fs::OpenOptions::new().write(true).open(d.join(rel)).unwrap().set_len(*len).unwrap();
     }
     #[cfg(unix)]
     if c.name == "input symlink to /dev/zero" {
@@ -279,6 +420,13 @@ fn every_bad_input_gets_its_error_or_status_and_nothing_panics() {
         }
     }
     assert!(failures.is_empty(), "{} of {} cases failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+    // the catalogue's counts are this suite's: a case added here without its row fails
+    let errors = cases.iter().filter(|c| matches!(c.expect, Expect::Error(_))).count();
+    let exit2 = cases.iter().filter(|c| matches!(c.expect, Expect::Exit2(_))).count();
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reliability.md")).unwrap();
+    for stated in [format!("{} cases through the binary", cases.len()), format!("clear errors, exit 1: {errors}; exit 2: {exit2};")] {
+        assert!(doc.contains(&stated), "docs/reliability.md must say \"{stated}\"");
+    }
 }
 
 /// A record directory that cannot be written is an error naming the path, and the records a
@@ -312,6 +460,50 @@ fn unwritable_record_directory_is_an_error_and_loses_nothing() {
     for p in &before {
         assert!(p.exists(), "{} was lost", p.display());
     }
+}
+
+/// Issue 29: `check` makes every check `run` makes before a fit, through the same function, and
+/// reports every problem at once: five broken data sets, five errors from `check`, and `run`
+/// refuses with the same message before computing anything.
+#[test]
+fn check_refuses_what_run_refuses_all_at_once() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path();
+    let body = format!(
+        "[[dataset]]\npath = \"empty.csv\"\n\
+         [[dataset]]\npath = \"x.csv\"\nlabels = \"l30.csv\"\nlabel = \"a\"\n\
+         [[dataset]]\npath = \"x.csv\"\nlabels = \"lnan.csv\"\nlabel = \"b\"\n\
+         [[dataset]]\npath = \"x.csv\"\nlabels = \"l.csv\"\nlabel = \"c\"\npreprocess = [{{ op = \"pca_dim\", d = 5 }}]\n\
+         [[dataset]]\nname = \"two_moons\"\nparams = {{ n = 60 }}\npreprocess = [{{ op = \"select_labels\", labels = [0, 7] }}]\n{PCA}"
+    );
+    for (rel, bytes) in [
+        ("s.toml", spec(&body)),
+        ("empty.csv", vec![]),
+        ("x.csv", good_csv()),
+        ("l30.csv", labels_csv(30)),
+        ("lnan.csv", [labels_csv(39), b"nan\n".to_vec()].concat()),
+        ("l.csv", labels_csv(40)),
+    ] {
+        std::fs::write(d.join(rel), bytes).unwrap();
+    }
+    let wanted = [
+        "data set 'empty': empty.csv: line 1: no numeric rows",
+        "data set 'a' (x): x.csv: 30 labels in l30.csv for 40 samples",
+        "data set 'b' (x): lnan.csv: label NaN of sample 40 is not an integer",
+        "data set 'c' (x): preprocessing: step 1 ({\"op\":\"pca_dim\",\"d\":5}): pca_dim d = 5 is larger than the 3 features",
+        "data set 'two_moons': preprocessing: step 1 ({\"op\":\"select_labels\",\"labels\":[0,7]}): select_labels: label 7 is not among the labels of 'two_moons' (0, 1)",
+    ];
+    let check = bin().args(["check", "s.toml"]).current_dir(d).output().unwrap();
+    let run = bin().args(["run", "s.toml", "--results", "r"]).current_dir(d).output().unwrap();
+    for (what, out) in [("check", &check), ("run", &run)] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        for w in wanted {
+            assert!(err.contains(w), "{what} lacks {w:?}:\n{err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(!d.join("r/bad/records").exists(), "run computed before refusing");
 }
 
 /// docs/reliability.md lists every case of the suite (its first column).

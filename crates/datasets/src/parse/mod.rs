@@ -110,19 +110,34 @@ impl Read for Counting<'_> {
 /// Errors (no gzip magic `1f 8b`, corrupt or truncated stream) name `source` and the compressed
 /// byte offset reached when the error was detected.
 pub fn gunzip(data: &[u8], source: &str) -> Result<Vec<u8>, ParseError> {
+    gunzip_at_most(data, source, MAX_INFLATED_BYTES)
+}
+
+/// Most bytes [`gunzip`] and [`bunzip2`] inflate a stream to (4 GiB): a compression bomb is
+/// stopped there instead of filling memory.
+pub const MAX_INFLATED_BYTES: u64 = 4 << 30;
+
+/// [`gunzip`], stopping with an error once the output passes `max` bytes (the size the caller
+/// knows the data can have), so a bomb costs `max`, not what it inflates to.
+pub fn gunzip_at_most(data: &[u8], source: &str, max: u64) -> Result<Vec<u8>, ParseError> {
     if data.len() < 2 || data[0] != 0x1f || data[1] != 0x8b {
         return Err(ParseError::offset(source, 0, "not a gzip stream (magic bytes 1f 8b missing)"));
     }
     let dec = flate2::read::MultiGzDecoder::new(Counting { data, pos: 0 });
-    read_all(dec, |d| d.get_ref().pos, source, "gzip")
+    read_all(dec, |d| d.get_ref().pos, source, "gzip", max)
 }
 
-/// Reads a decoder to the end; an error names `source` and the compressed offset `pos(decoder)`.
-fn read_all<D: Read>(mut dec: D, pos: impl Fn(&D) -> usize, source: &str, format: &str) -> Result<Vec<u8>, ParseError> {
+/// Reads a decoder to the end, at most `max` bytes; an error names `source` and the compressed
+/// offset `pos(decoder)`.
+fn read_all<D: Read>(dec: D, pos: impl Fn(&D) -> usize, source: &str, format: &str, max: u64) -> Result<Vec<u8>, ParseError> {
     let mut out = Vec::new();
-    match dec.read_to_end(&mut out) {
+    let mut capped = dec.take(max.saturating_add(1));
+    match capped.read_to_end(&mut out) {
+        Ok(_) if out.len() as u64 > max => {
+            Err(ParseError::offset(source, pos(capped.get_ref()), format!("the {format} stream inflates past {max} bytes, more than the data can need")))
+        }
         Ok(_) => Ok(out),
-        Err(e) => Err(ParseError::offset(source, pos(&dec), format!("corrupt or truncated {format} stream: {e}"))),
+        Err(e) => Err(ParseError::offset(source, pos(capped.get_ref()), format!("corrupt or truncated {format} stream: {e}"))),
     }
 }
 
@@ -135,7 +150,7 @@ pub fn bunzip2(data: &[u8], source: &str) -> Result<Vec<u8>, ParseError> {
         return Err(ParseError::offset(source, 0, "not a bzip2 stream (magic bytes `BZh1`..`BZh9` missing)"));
     }
     let dec = bzip2::read::MultiBzDecoder::new(Counting { data, pos: 0 });
-    read_all(dec, |d| d.get_ref().pos, source, "bzip2")
+    read_all(dec, |d| d.get_ref().pos, source, "bzip2", MAX_INFLATED_BYTES)
 }
 
 /// Splits text into lines on `\n`, dropping a trailing `\r` (CRLF files), and yields
@@ -202,6 +217,10 @@ mod tests {
             *b ^= 0x5a;
         }
         assert!(gunzip(&bad, "c.gz").is_err());
+        // issue 29: a stream is inflated no further than the caller's bound (a bomb stops there)
+        assert_eq!(gunzip_at_most(&gz, "a.gz", 23).unwrap().len(), 23);
+        let e = gunzip_at_most(&gz, "a.gz", 22).unwrap_err().to_string();
+        assert!(e.contains("a.gz") && e.contains("inflates past 22 bytes"), "{e}");
     }
 
     #[test]

@@ -26,9 +26,49 @@ struct Npy {
 }
 
 fn read_file(path: &Path) -> Result<(Vec<u8>, String), ParseError> {
+    read_file_checked(path, &|_, _| Ok(()))
+}
+
+/// The bytes of a `.npy` file whose header was read first: its shape checked against the file's
+/// length ([`read_header`]) and by `check(rows, cols)` ([`NpyHeader::rows_cols`]; a shape that is
+/// not 1-D or 2-D is passed as `(0, 0)` for the parser to refuse), before the body is read, so a
+/// 1.6 GB file of the wrong shape costs a 64 KiB read.
+fn read_file_checked(path: &Path, check: &dyn Fn(usize, usize) -> Result<(), String>) -> Result<(Vec<u8>, String), ParseError> {
+    use std::io::Read;
     let name = path.display().to_string();
-    let data = std::fs::read(path).map_err(|err| ParseError::Io { file: name.clone(), err })?;
+    let io = |err| ParseError::Io { file: name.clone(), err };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let len = usize::try_from(f.metadata().map_err(io)?.len()).unwrap_or(usize::MAX);
+    let mut data = Vec::new();
+    (&mut f).take((12 + MAX_HEADER_BYTES) as u64).read_to_end(&mut data).map_err(io)?;
+    let h = read_header(&data, len.max(data.len()), &name)?;
+    let (r, c) = h.rows_cols().unwrap_or((0, 0));
+    if h.rows_cols().is_some() {
+        check(r, c).map_err(|m| ParseError::offset(&name, 8, format!("the header declares {r} x {c}: {m}")))?;
+    }
+    data.reserve_exact(len.saturating_sub(data.len()));
+    f.read_to_end(&mut data).map_err(io)?;
     Ok((data, name))
+}
+
+/// The header of the `.npy` file at `path`, read from its first bytes and checked against the
+/// file's length ([`read_header`]), without reading the body.
+pub fn peek_header(path: &Path) -> Result<NpyHeader, ParseError> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let io = |err| ParseError::Io { file: name.clone(), err };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let len = usize::try_from(f.metadata().map_err(io)?.len()).unwrap_or(usize::MAX);
+    let mut data = Vec::new();
+    f.take((12 + MAX_HEADER_BYTES) as u64).read_to_end(&mut data).map_err(io)?;
+    read_header(&data, len.max(data.len()), &name)
+}
+
+/// [`read_matrix`], with the header's shape `(rows, cols)` passed to `check` before the body is
+/// read (an `Err(message)` becomes the error, naming the file).
+pub fn read_matrix_checked(path: &Path, check: &dyn Fn(usize, usize) -> Result<(), String>) -> Result<Array2<f64>, ParseError> {
+    let (data, name) = read_file_checked(path, check)?;
+    parse_matrix(&data, &name)
 }
 
 /// Value of `key` in the header dict, as the raw text up to the next top-level `,` or `}`.
@@ -46,8 +86,40 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     }
 }
 
-fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
+/// What a `.npy` header declares ([`read_header`]): the shape and dtype, and where the data start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NpyHeader {
+    /// The declared shape (empty for a scalar).
+    pub shape: Vec<usize>,
+    /// Byte offset of the first data byte (after magic, version, length and the header dict).
+    pub data_start: usize,
+    fortran: bool,
+    kind: Kind,
+    size: usize,
+    big: bool,
+}
+
+impl NpyHeader {
+    /// The shape as a matrix: `(r, c)` for a 2-D array, `(n, 1)` for a 1-D one, `None` otherwise.
+    pub fn rows_cols(&self) -> Option<(usize, usize)> {
+        match self.shape[..] {
+            [r, c] => Some((r, c)),
+            [r] => Some((r, 1)),
+            _ => None,
+        }
+    }
+}
+
+/// Largest header dict read (numpy itself refuses headers over 10,000 bytes by default).
+pub const MAX_HEADER_BYTES: usize = 1 << 16;
+
+/// Parses the header of a `.npy` file from its first bytes `prefix` (at least the header, when
+/// the file has one) and the file's length `file_len`, and checks that exactly
+/// `prod(shape) * itemsize` data bytes follow it: a file's declared size is checked before its
+/// body is read.
+pub fn read_header(prefix: &[u8], file_len: usize, src: &str) -> Result<NpyHeader, ParseError> {
     let err = |off: usize, m: String| ParseError::offset(src, off, m);
+    let data = prefix;
     if data.len() < 10 || &data[..6] != b"\x93NUMPY" {
         return Err(err(0, "not a .npy file (magic \\x93NUMPY missing or file shorter than 10 bytes)".into()));
     }
@@ -64,8 +136,11 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
     };
     let dstart = hstart
         .checked_add(hlen)
-        .filter(|&e| e <= data.len())
-        .ok_or_else(|| err(hstart, format!("header of {hlen} bytes runs past the end of the file ({} bytes)", data.len())))?;
+        .filter(|&e| e <= file_len)
+        .ok_or_else(|| err(hstart, format!("header of {hlen} bytes runs past the end of the file ({file_len} bytes)")))?;
+    if dstart > data.len() {
+        return Err(err(hstart, format!("header of {hlen} bytes is longer than the {MAX_HEADER_BYTES} bytes read")));
+    }
     let header = std::str::from_utf8(&data[hstart..dstart]).map_err(|e| err(hstart, format!("header is not text: {e}")))?;
     let descr = dict_value(header, "descr").ok_or_else(|| err(hstart, format!("header has no 'descr': {header}")))?.trim_matches(['\'', '"']);
     let fortran = match dict_value(header, "fortran_order") {
@@ -101,7 +176,7 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
         _ => return Err(err(hstart, format!("unsupported dtype '{descr}' (f4, f8, i1..i8, u1..u8, b1 are supported)"))),
     };
     let count = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let have = data.len() - dstart;
+    let have = file_len - dstart;
     if count.and_then(|c| c.checked_mul(size)) != Some(have) {
         return Err(err(
             dstart,
@@ -111,6 +186,12 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
             ),
         ));
     }
+    Ok(NpyHeader { shape, data_start: dstart, fortran, kind, size, big })
+}
+
+fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
+    let h = read_header(data, data.len(), src)?;
+    let (dstart, size, big, kind) = (h.data_start, h.size, h.big, h.kind);
     let body = &data[dstart..];
     let values: Vec<f64> = body
         .chunks_exact(size)
@@ -136,7 +217,7 @@ fn parse_npy(data: &[u8], src: &str) -> Result<Npy, ParseError> {
             }
         })
         .collect();
-    Ok(Npy { shape, fortran, values })
+    Ok(Npy { shape: h.shape, fortran: h.fortran, values })
 }
 
 /// Reads a 2-D `.npy` array as f64 (dtypes f8, f4, i1..i8, u1..u8, b1 converted with `as f64`;

@@ -95,6 +95,10 @@ pub enum EvalCommand {
         restarts: usize,
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Stop a restart once its centres move less than this (absolute, in the embedding's
+        /// units; the runner's default 1e-4). It must be smaller than the embedding's extent.
+        #[arg(long, default_value_t = 1e-4)]
+        tolerance: f64,
     },
     /// Trustworthiness, continuity (Venna & Kaski 2001) and k-NN preservation of an embedding
     /// against the data it was made from; needs no labels. Prints one JSON object.
@@ -259,20 +263,55 @@ fn read_labels(path: &Path) -> Result<Vec<i64>> {
     Ok(structdr_datasets::file::read_labels(path)?)
 }
 
-/// `structdr eval`.
+/// The embedding for `eval`, its row count checked against the `n` labels (or data rows) before
+/// its body is read: from the header of an `.npy` file, so a 1.6 GB file of the wrong length is
+/// refused after reading 64 KiB.
+fn read_embedding(path: &Path, n: usize, of: &str) -> Result<Array2<f64>> {
+    table_format(path, "input")?;
+    let check = |r: usize, _c: usize| if r == n { Ok(()) } else { Err(format!("length mismatch: {r} rows, but {of} has {n} (one row per sample)")) };
+    Ok(structdr_datasets::file::read_matrix_checked(path, &check)?)
+}
+
+/// k-means' tolerance is an absolute centre shift: on an embedding whose extent (the largest
+/// range of a coordinate, `max_j (max_i y_ij - min_i y_ij)`) is not above it, every restart would
+/// stop after its first update whatever the data (an embedding x 1e-300 against the default 1e-4),
+/// so that is refused rather than scored.
+fn check_tolerance(y: &Array2<f64>, tolerance: f64, input: &Path) -> Result<()> {
+    if !(tolerance > 0.0 && tolerance.is_finite()) {
+        bail!("--tolerance {tolerance} must be a finite number > 0");
+    }
+    let extent = y
+        .columns()
+        .into_iter()
+        .map(|c| c.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v)) - c.iter().fold(f64::INFINITY, |a, &v| a.min(v)))
+        .fold(0.0f64, f64::max);
+    if extent.is_finite() && extent > 0.0 && tolerance >= extent {
+        bail!(
+            "{}: the embedding's extent is {extent:e}, not above the k-means tolerance {tolerance:e}: every restart would stop after one update; pass a smaller --tolerance (e.g. {:e})",
+            input.display(),
+            extent * 1e-4
+        );
+    }
+    Ok(())
+}
+
+/// `structdr eval`. The labels (or the data) are read first and the embedding's length checked
+/// against them before its body is read.
 pub fn eval(e: EvalCommand) -> Result<()> {
     match e {
         EvalCommand::Loocv { input, labels } => {
-            let y = read_matrix(&input)?;
             let l = read_labels(&labels)?;
+            let y = read_embedding(&input, l.len(), &labels.display().to_string())?;
             let acc = structdr_eval::loocv_1nn_accuracy(y.view(), &l)?;
             println!("{}", serde_json::json!({ "loocv_1nn_accuracy": acc }));
         }
-        EvalCommand::Kmeans { input, labels, k, restarts, seed } => {
-            let y = read_matrix(&input)?;
+        EvalCommand::Kmeans { input, labels, k, restarts, seed, tolerance } => {
             let l = read_labels(&labels)?;
+            let y = read_embedding(&input, l.len(), &labels.display().to_string())?;
             let k = k.unwrap_or_else(|| structdr_eval::n_classes(&l));
-            let r = structdr_eval::kmeans_protocol(y.view(), &l, k, restarts, seed)?;
+            check_tolerance(&y, tolerance, &input)?;
+            let opts = structdr_eval::KmeansOptions { tolerance, ..Default::default() };
+            let r = structdr_eval::kmeans_protocol_with(y.view(), &l, k, restarts, seed, &opts)?;
             println!(
                 "{}",
                 serde_json::json!({
@@ -282,8 +321,8 @@ pub fn eval(e: EvalCommand) -> Result<()> {
             );
         }
         EvalCommand::Neighbourhood { input, data, k } => {
-            let y = read_matrix(&input)?;
             let x = read_matrix(&data)?;
+            let y = read_embedding(&input, x.nrows(), &data.display().to_string())?;
             let s = structdr_eval::neighbourhood_preservation(x.view(), y.view(), k)?;
             println!(
                 "{}",

@@ -168,10 +168,11 @@ pub(crate) fn check_filters(plan: &spec::Plan, spec: &Path, datasets: &[String],
     Ok(())
 }
 
-/// `structdr check`: the spec validated, and what its environment needs is there.
+/// `structdr check`: the spec validated, and every check of its inputs that `run` makes before a
+/// fit ([`crate::data::check_inputs`], the same function `run` calls first), all problems at once.
 pub fn check(spec: &Path) -> Result<()> {
     let plan = spec::load(spec)?;
-    spec::check_environment(&plan)?;
+    crate::data::check_inputs(&plan)?;
     let cells: usize = plan.methods.iter().map(|m| m.cells.len()).sum::<usize>() * plan.spec.datasets.len();
     println!("{}: ok ({} data sets, {} methods, {} cells)", spec.display(), plan.spec.datasets.len(), plan.methods.len(), cells);
     Ok(())

@@ -225,7 +225,8 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         bail!("{}: no record store for {} (run it first)", dir.display(), a.spec.display());
     }
     let store = Store::open(&dir)?;
-    let prepared = crate::data::prepare(&plan, a.quiet)?;
+    let checked = crate::data::check_inputs(&plan)?;
+    let prepared = crate::data::prepare(&plan, checked, a.quiet)?;
     let cells = crate::cells::cells(&plan, &prepared);
     // Every stored cell of the plan once (rows sharing a cell share its record), with its record
     // as the file holds it, refused or not: verify shows what a record claims.

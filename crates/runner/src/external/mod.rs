@@ -102,7 +102,8 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
         .stderr(file(&stderr_path)?);
     let t0 = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("{}: cannot start `{}`: {e}", key.method, ext.command.join(" ")))?;
-    let limit = Duration::from_secs_f64(ext.timeout_s);
+    // the spec bounds timeout_s (spec::external::MAX_TIMEOUT_S); a key built otherwise is refused, not a panic
+    let limit = Duration::try_from_secs_f64(ext.timeout_s).map_err(|e| format!("{}: timeout_s = {}: {e}", key.method, ext.timeout_s))?;
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
@@ -144,12 +145,28 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
         Some(s) if !s.success() => return Err(why(format!("{}: `{}` failed ({s})", key.method, ext.command.join(" ")))),
         _ => {}
     }
+    // Every output's shape is checked from its header before its body is read: a command that
+    // writes a 1.6 GB file of the wrong shape costs a 64 KiB read, not 1.6 GB of memory.
+    let (n, d) = data.x.dim();
+    let expected = |name: &str, r: usize, c: usize| -> Result<(), String> {
+        let ok = match name {
+            "embedding.npy" => r == n,
+            "weights.npy" => r.checked_mul(c) == Some(d),
+            _ => c == 3 && r <= n.saturating_mul(n), // edges.npy: at most every ordered pair
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("not the shape of {name} for {n} samples x {d} features"))
+        }
+    };
     let read_npy = |name: &str| -> Result<Option<Array2<f64>>, String> {
         let p = work.join(name);
         if !p.is_file() {
             return Ok(None);
         }
-        structdr_datasets::parse::npy::read_matrix(&p).map(Some).map_err(|e| format!("{}: output {name}: {e}", key.method))
+        let check = |r: usize, c: usize| expected(name, r, c);
+        structdr_datasets::parse::npy::read_matrix_checked(&p, &check).map(Some).map_err(|e| format!("{}: output {name}: {e}", key.method))
     };
     let output = match ext.output {
         OutputKind::Embedding => {

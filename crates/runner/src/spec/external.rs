@@ -19,6 +19,10 @@ use structdr_methods::api::OutputKind;
 /// Default limit on one run of an external command, in seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 600.0;
 
+/// Longest `timeout_s` accepted: 30 days (2,592,000 s). A longer one is no limit in practice, and
+/// `1e30` s does not fit a `std::time::Duration` (it panicked when the command started).
+pub const MAX_TIMEOUT_S: f64 = 30.0 * 24.0 * 3600.0;
+
 /// Most files hashed for one external method's dependencies.
 pub const MAX_DEPENDS_FILES: usize = 2_000;
 

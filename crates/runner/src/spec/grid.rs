@@ -8,7 +8,7 @@
 //! expanded, so a refused spec costs no memory. (A `MAX_*` constant, by contrast, is the largest
 //! value accepted: `repeats` at most [`MAX_REPEATS`].)
 
-use super::external::{check_depends_entry, default_depends, depends_sha256, files_sha256, ExternalKey, DEFAULT_TIMEOUT_S};
+use super::external::{check_depends_entry, default_depends, depends_sha256, files_sha256, ExternalKey, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S};
 use super::plan::MethodPlan;
 use super::schema::{ErrAt, MethodSpec, Protocol, Spec, SpecError, DIM_ENERGY, MAX_REPEATS};
 use structdr_methods::api::OutputKind;
@@ -296,8 +296,11 @@ fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, er
         errors.push(err(span.clone(), format!("method '{name}': command is empty")));
     }
     let timeout_s = m.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-    if !(timeout_s > 0.0 && timeout_s.is_finite()) {
-        errors.push(err(Some(m.name.span()), format!("method '{name}': timeout_s = {timeout_s} must be a positive number of seconds")));
+    if !(timeout_s > 0.0 && timeout_s <= MAX_TIMEOUT_S) {
+        errors.push(err(
+            Some(m.name.span()),
+            format!("method '{name}': timeout_s = {timeout_s} must be a positive number of seconds, at most {MAX_TIMEOUT_S} (30 days)"),
+        ));
     }
     let output = m.output.unwrap_or(OutputKind::Embedding);
     if output == OutputKind::PrincipalGraph {

@@ -18,68 +18,21 @@
 //! registry gives one), joined with `+` for multi-file sets; [`Dataset::note`] is the entry's
 //! stand-in remark, else its provenance remark.
 
+mod error;
+mod images;
+
+pub use error::LoadError;
+pub use images::{decode_image, decode_jpeg, decode_png, decode_pnm, Image, MAX_IMAGE_BYTES};
+
 use crate::download::{fetch_validated, DownloadError, FetchOptions, Fetched, Validated};
-use crate::parse::{self, ParseError};
-use crate::registry::{Entry, Format, Loader, Registry, RegistryError};
+use crate::parse;
+use crate::registry::{Entry, Format, Loader, Registry};
 use crate::Dataset;
+use error::layout;
+use images::{check_image_dims, image_header};
 use ndarray::{concatenate, s, Array2, Axis};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// Errors of [`load`] and [`export`].
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// Fetching or verifying a file failed.
-    #[error(transparent)]
-    Download(#[from] DownloadError),
-    /// Unknown entry or bad registry.
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    /// A file is malformed.
-    #[error(transparent)]
-    Parse(#[from] ParseError),
-    /// The loaded data do not have the registry's shape.
-    #[error("{name}: {what}: the registry says {expected}, the loaded data have {actual}")]
-    ShapeMismatch {
-        /// Entry name.
-        name: String,
-        /// `n_samples`, `n_features` or `n_classes`.
-        what: &'static str,
-        /// Registry value.
-        expected: usize,
-        /// Loaded value.
-        actual: usize,
-    },
-    /// The file parsed but its content does not fit the loader description.
-    #[error("{source_name}: {message}")]
-    Layout {
-        /// File (or entry) concerned.
-        source_name: String,
-        /// What does not fit.
-        message: String,
-    },
-    /// Reading or writing a local file failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// Path concerned.
-        path: PathBuf,
-        /// Underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Writing an `.npy` file failed.
-    #[error("{path}: writing npy: {message}")]
-    Npy {
-        /// Path concerned.
-        path: PathBuf,
-        /// Reason.
-        message: String,
-    },
-}
-
-fn layout(source: &str, message: impl Into<String>) -> LoadError {
-    LoadError::Layout { source_name: source.to_string(), message: message.into() }
-}
 
 /// Loads the builtin-registry entry `name` (fetching it if needed) and checks its shape.
 pub fn load(name: &str, opts: &FetchOptions) -> Result<Dataset, LoadError> {
@@ -232,8 +185,12 @@ pub fn parse_files(entry: &Entry, paths: &[PathBuf]) -> Result<(Array2<f64>, Opt
                 };
                 let isrc = img_p.display().to_string();
                 let lsrc = lab_p.display().to_string();
-                let (idims, ibytes) = parse::idx::parse(&parse::gunzip(&read(img_p)?, &isrc)?, &isrc)?;
-                let (ldims, lbytes) = parse::idx::parse(&parse::gunzip(&read(lab_p)?, &lsrc)?, &lsrc)?;
+                // inflated no further than the registry's shape allows (a byte per pixel and per
+                // label, plus the IDX header), so a gzip bomb stops there
+                let (n, d) = (entry.n_samples as u64, entry.n_features as u64);
+                let (imax, lmax) = (n.saturating_mul(d).saturating_add(1 << 10), n.saturating_add(1 << 10));
+                let (idims, ibytes) = parse::idx::parse(&parse::gunzip_at_most(&read(img_p)?, &isrc, imax)?, &isrc)?;
+                let (ldims, lbytes) = parse::idx::parse(&parse::gunzip_at_most(&read(lab_p)?, &lsrc, lmax)?, &lsrc)?;
                 if idims.len() < 2 {
                     return Err(layout(&isrc, format!("IDX images need >= 2 dimensions, got {idims:?}")));
                 }
@@ -353,184 +310,11 @@ fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// A decoded image: `height x width x channels` samples, row-major, channels interleaved.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Image {
-    /// Rows.
-    pub height: usize,
-    /// Columns.
-    pub width: usize,
-    /// 1 (grey) or 3 (RGB); alpha channels are dropped.
-    pub channels: usize,
-    /// `height * width * channels` values: `data[(r * width + c) * channels + k]`.
-    pub data: Vec<f64>,
-}
-
-fn pnm_token<'a>(data: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
-    loop {
-        while *pos < data.len() && data[*pos].is_ascii_whitespace() {
-            *pos += 1;
-        }
-        if *pos < data.len() && data[*pos] == b'#' {
-            while *pos < data.len() && data[*pos] != b'\n' {
-                *pos += 1;
-            }
-            continue;
-        }
-        break;
-    }
-    let start = *pos;
-    while *pos < data.len() && !data[*pos].is_ascii_whitespace() {
-        *pos += 1;
-    }
-    (start < *pos).then(|| &data[start..*pos])
-}
-
-/// Largest decoded image (samples or bytes of pixel data) [`decode_pnm`], [`decode_png`] and
-/// [`decode_jpeg`] accept: 256 Mi, 10^4 times the largest benchmark image, so that a forged
-/// header cannot make the loader allocate gigabytes before the pixel data runs out.
-pub const MAX_IMAGE_BYTES: usize = 256 << 20;
-
-fn check_image_size(source: &str, format: &str, size: usize) -> Result<(), LoadError> {
-    if size > MAX_IMAGE_BYTES {
-        return Err(layout(source, format!("{format} header declares {size} pixel values, more than the limit of {MAX_IMAGE_BYTES}")));
-    }
-    Ok(())
-}
-
-/// Decodes a binary or ASCII PGM/PPM (`P2`, `P3`, `P5`, `P6`; maxval up to 65535, values kept
-/// as stored).
-pub fn decode_pnm(data: &[u8], source: &str) -> Result<Image, LoadError> {
-    let mut pos = 0;
-    let magic = pnm_token(data, &mut pos).ok_or_else(|| layout(source, "empty PNM file"))?;
-    let (channels, binary) = match magic {
-        b"P2" => (1, false),
-        b"P3" => (3, false),
-        b"P5" => (1, true),
-        b"P6" => (3, true),
-        _ => return Err(layout(source, "not a PGM/PPM file (magic P2, P3, P5 or P6)")),
-    };
-    let mut num = |what: &str| -> Result<usize, LoadError> {
-        pnm_token(data, &mut pos)
-            .and_then(|t| std::str::from_utf8(t).ok())
-            .and_then(|t| t.parse::<usize>().ok())
-            .ok_or_else(|| layout(source, format!("bad PNM header: {what} (byte {pos})")))
-    };
-    let width = num("width")?;
-    let height = num("height")?;
-    let maxval = num("maxval")?;
-    if width == 0 || height == 0 || maxval == 0 || maxval > 65535 {
-        return Err(layout(source, format!("bad PNM header {width} x {height}, maxval {maxval}")));
-    }
-    let n = width.checked_mul(height).and_then(|v| v.checked_mul(channels)).ok_or_else(|| layout(source, "PNM dimensions overflow"))?;
-    check_image_size(source, "PNM", n)?;
-    // reserve no more than the file can hold: every sample takes at least one byte (found by
-    // `just fuzz images`: a header of 1e9 x 1e9 reserved 2 GiB before the data ran out)
-    let mut out = Vec::with_capacity(n.min(data.len()));
-    if binary {
-        pos += 1; // the single whitespace byte after maxval
-        let bps = if maxval > 255 { 2 } else { 1 };
-        let need = n * bps;
-        let body = data
-            .get(pos..pos + need)
-            .ok_or_else(|| layout(source, format!("PNM pixel data truncated: need {need} bytes from byte {pos}, file has {}", data.len())))?;
-        if bps == 1 {
-            out.extend(body.iter().map(|&b| f64::from(b)));
-        } else {
-            out.extend(body.chunks_exact(2).map(|c| f64::from(u16::from_be_bytes([c[0], c[1]]))));
-        }
-    } else {
-        for i in 0..n {
-            let v = pnm_token(data, &mut pos)
-                .and_then(|t| std::str::from_utf8(t).ok())
-                .and_then(|t| t.parse::<u32>().ok())
-                .ok_or_else(|| layout(source, format!("PNM sample {i} missing or malformed (byte {pos})")))?;
-            out.push(f64::from(v));
-        }
-    }
-    Ok(Image { height, width, channels, data: out })
-}
-
-fn drop_alpha(data: Vec<u8>, channels_in: usize) -> (Vec<f64>, usize) {
-    match channels_in {
-        2 => (data.chunks_exact(2).map(|c| f64::from(c[0])).collect(), 1),
-        4 => (data.chunks_exact(4).flat_map(|c| c[..3].iter().map(|&b| f64::from(b))).collect(), 3),
-        c => (data.into_iter().map(f64::from).collect(), c),
-    }
-}
-
-/// Decodes a PNG (any colour type; palette expanded, 16-bit reduced to 8-bit, alpha dropped).
-pub fn decode_png(data: &[u8], source: &str) -> Result<Image, LoadError> {
-    let err = |e: png::DecodingError| layout(source, format!("PNG: {e}"));
-    let mut dec = png::Decoder::new(std::io::Cursor::new(data));
-    dec.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = dec.read_info().map_err(err)?;
-    // the header's size is checked before the frame buffer is allocated (found by `just fuzz
-    // images`: 3 x 939524098 pixels asked for 2.8 GB from a 60-byte file)
-    check_image_size(source, "PNG", reader.output_buffer_size())?;
-    let mut buf = vec![0u8; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).map_err(err)?;
-    let ch = match info.color_type {
-        png::ColorType::Grayscale => 1,
-        png::ColorType::GrayscaleAlpha => 2,
-        png::ColorType::Rgb => 3,
-        png::ColorType::Rgba => 4,
-        png::ColorType::Indexed => return Err(layout(source, "PNG: palette not expanded")),
-    };
-    let (w, h) = (info.width as usize, info.height as usize);
-    let mut rows = Vec::with_capacity(w * h * ch);
-    for r in 0..h {
-        let line = buf.get(r * info.line_size..r * info.line_size + w * ch).ok_or_else(|| layout(source, "PNG: short frame buffer"))?;
-        rows.extend_from_slice(line);
-    }
-    let (data, channels) = drop_alpha(rows, ch);
-    Ok(Image { height: h, width: w, channels, data })
-}
-
-/// Decodes a baseline or progressive JPEG (8-bit grey or RGB).
-pub fn decode_jpeg(data: &[u8], source: &str) -> Result<Image, LoadError> {
-    let mut dec = jpeg_decoder::Decoder::new(std::io::Cursor::new(data));
-    dec.set_max_decoding_buffer_size(MAX_IMAGE_BYTES);
-    // The header's size is checked before any scan is decoded (found by `just fuzz images`: 485
-    // bytes declaring 32775 x 8201 pixels decoded for over 10 s). Even a flat baseline block costs
-    // a few bits per 8 x 8 pixels, so a real JPEG holds at most ~256 pixels per byte: 1024 per
-    // byte (+ 64 Ki) is a generous bound.
-    dec.read_info().map_err(|e| layout(source, format!("JPEG: {e}")))?;
-    if let Some(info) = dec.info() {
-        let pixels = usize::from(info.width) * usize::from(info.height);
-        check_image_size(source, "JPEG", pixels)?;
-        if pixels > 1024 * data.len() + (1 << 16) {
-            return Err(layout(source, format!("JPEG header declares {} x {} pixels, more than {} bytes can encode", info.width, info.height, data.len())));
-        }
-    }
-    let pixels = dec.decode().map_err(|e| layout(source, format!("JPEG: {e}")))?;
-    let info = dec.info().ok_or_else(|| layout(source, "JPEG: no frame header"))?;
-    let channels = match info.pixel_format {
-        jpeg_decoder::PixelFormat::L8 => 1,
-        jpeg_decoder::PixelFormat::RGB24 => 3,
-        other => return Err(layout(source, format!("JPEG: unsupported pixel format {other:?}"))),
-    };
-    let (w, h) = (usize::from(info.width), usize::from(info.height));
-    if pixels.len() != w * h * channels {
-        return Err(layout(source, "JPEG: pixel buffer size does not match the header"));
-    }
-    Ok(Image { height: h, width: w, channels, data: pixels.into_iter().map(f64::from).collect() })
-}
-
-/// Decodes an image by file extension: `.pgm`/`.ppm`/`.pnm`, `.png`, `.jpg`/`.jpeg`.
-/// Returns `None` for other extensions.
-pub fn decode_image(name: &str, data: &[u8], source: &str) -> Option<Result<Image, LoadError>> {
-    let ext = Path::new(name).extension()?.to_string_lossy().to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "pgm" | "ppm" | "pnm" => decode_pnm(data, source),
-        "png" => decode_png(data, source),
-        "jpg" | "jpeg" => decode_jpeg(data, source),
-        _ => return None,
-    })
-}
-
 /// Largest zip member read into memory (guards against zip bombs).
 const MAX_MEMBER_BYTES: u64 = 4 << 30;
+
+/// Bytes of a zip member inflated before its header is checked.
+const MEMBER_PEEK_BYTES: u64 = 64 << 10;
 
 /// Loads an image collection from a zip (`teapot-zip` / `image-zip`).
 ///
@@ -573,22 +357,40 @@ pub fn parse_image_zip(data: &[u8], source: &str, loader: &Loader, n_samples: us
         names.push((i, name));
     }
     names.sort_by(|a, b| natural_cmp(&a.1, &b.1));
-    let mut read_member = |i: usize, name: &str| -> Result<Vec<u8>, LoadError> {
+    // A member is inflated only after its declared size, and for an image its header, were
+    // checked, and never past the declared size: a zip bomb or a forged image costs the first
+    // 64 KiB, not the 400 MB it would inflate to.
+    let per_value = n_samples.saturating_mul(n_features) as u64;
+    let mat_cap = per_value.saturating_mul(32).saturating_add(64 << 20).min(MAX_MEMBER_BYTES);
+    // an encoded image takes at most ~6 bytes per value (ASCII PNM of 16-bit samples) plus its header
+    let image_cap = (n_features as u64).saturating_mul(6).saturating_add(64 << 10).min(MAX_MEMBER_BYTES);
+    let mut read_member = |i: usize, name: &str, cap: u64, peek: &dyn Fn(&[u8]) -> Result<(), LoadError>| -> Result<Vec<u8>, LoadError> {
         let f = zip.by_index(i).map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
-        if f.size() > MAX_MEMBER_BYTES {
-            return Err(layout(source, format!("zip member {name} is {} bytes, larger than the limit", f.size())));
+        let declared = f.size();
+        if declared > cap {
+            return Err(layout(
+                source,
+                format!("zip member {name} declares {declared} bytes uncompressed, more than the {cap} a data set of {n_samples} x {n_features} can need"),
+            ));
         }
         // the declared size is only a hint: reserve at most 16 MiB up front (found by `just fuzz
-        // images`: a forged header declaring 4 GiB - 1 bytes); `take` bounds what is read
-        let mut buf = Vec::with_capacity(f.size().min(1 << 24) as usize);
-        f.take(MAX_MEMBER_BYTES + 1).read_to_end(&mut buf).map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
+        // images`: a forged header declaring 4 GiB - 1 bytes); `take` bounds what is inflated
+        let mut inflate = f.take(declared + 1);
+        let mut buf = Vec::with_capacity(declared.min(MEMBER_PEEK_BYTES) as usize);
+        (&mut inflate).take(MEMBER_PEEK_BYTES).read_to_end(&mut buf).map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
+        peek(&buf)?;
+        buf.reserve(declared.saturating_sub(buf.len() as u64).min(1 << 24) as usize);
+        inflate.read_to_end(&mut buf).map_err(|e| layout(source, format!("zip member {name}: {e}")))?;
+        if buf.len() as u64 > declared {
+            return Err(layout(source, format!("zip member {name} inflates past its declared {declared} bytes")));
+        }
         Ok(buf)
     };
 
     // Layout 1: a .mat file.
     if let Some((i, name)) = names.iter().find(|(_, n)| n.to_ascii_lowercase().ends_with(".mat")).cloned() {
         let msrc = format!("{source}:{name}");
-        let mat = parse::mat::MatFile::parse(&read_member(i, &name)?, &msrc)?;
+        let mat = parse::mat::MatFile::parse(&read_member(i, &name, mat_cap, &|_| Ok(()))?, &msrc)?;
         if loader.x_var.is_some() {
             let (x, _) = parse_mat(&mat, &Loader { y_var: None, label_column: None, select_label: None, ..loader.clone() }, &msrc)?;
             return Ok((x, None));
@@ -627,8 +429,12 @@ pub fn parse_image_zip(data: &[u8], source: &str, loader: &Loader, n_samples: us
         if !is_image {
             continue;
         }
-        let bytes = read_member(*i, name)?;
         let isrc = format!("{source}:{name}");
+        let peek = |head: &[u8]| match image_header(name, head) {
+            Some(dims) => check_image_dims(&isrc, dims, loader, n_features),
+            None => Ok(()),
+        };
+        let bytes = read_member(*i, name, image_cap, &peek)?;
         let img = match decode_image(name, &bytes, &isrc) {
             Some(r) => r?,
             None => continue,
@@ -695,7 +501,7 @@ mod tests {
     fn forged_image_headers_are_refused_before_allocating() {
         // found by `just fuzz images` (CRCs are not checked in fuzzing builds): a PNG of 72 bytes
         // declaring 3 x 939524098 pixels; this one has valid CRCs
-        let png = include_bytes!("../tests/fixtures/forged_huge_header.png");
+        let png = include_bytes!("../../tests/fixtures/forged_huge_header.png");
         let e = decode_png(png, "forged.png").unwrap_err().to_string();
         assert!(e.contains("forged.png") && e.contains("limit"), "{e}");
         let e = decode_pnm(b"P2 1000000000 1000000000 255 1 2 3", "forged.pgm").unwrap_err().to_string();
@@ -703,7 +509,7 @@ mod tests {
         let e = decode_pnm(b"P2 10000 10000 255 1 2 3", "short.pgm").unwrap_err().to_string();
         assert!(e.contains("short.pgm") && e.contains("sample 3"), "{e}");
         // found by `just fuzz images`: a 485-byte JPEG declaring 32775 x 8201 pixels
-        let jpg = include_bytes!("../../../fuzz/corpus/images/timeout_jpeg_huge_header");
+        let jpg = include_bytes!("../../../../fuzz/corpus/images/timeout_jpeg_huge_header");
         let e = decode_jpeg(jpg, "forged.jpg").unwrap_err().to_string();
         assert!(e.contains("forged.jpg") && (e.contains("limit") || e.contains("can encode")), "{e}");
         // an honest image still decodes
@@ -730,6 +536,44 @@ mod tests {
         assert!(decode_pnm(b"P9 1 1 1 0", "x.ppm").is_err());
         assert!(decode_pnm(b"", "x.ppm").is_err());
         assert!(decode_pnm(b"P5 1", "x.pgm").is_err());
+    }
+
+    fn zip_of(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        use std::io::Write;
+        let mut buf = std::io::Cursor::new(Vec::new());
+        let mut z = zip::ZipWriter::new(&mut buf);
+        for (name, bytes) in members {
+            z.start_file(*name, zip::write::SimpleFileOptions::default()).unwrap();
+            z.write_all(bytes).unwrap();
+        }
+        z.finish().unwrap();
+        buf.into_inner()
+    }
+
+    /// Issue 29: a member's declared size and an image's header are checked before the member is
+    /// inflated whole (a zip member used to be inflated to 400 MB before its header was read).
+    #[test]
+    fn zip_members_are_checked_before_they_are_inflated() {
+        // 4 MB of zeros behind a PGM header: compressed to a few KB, declared 4 MB uncompressed,
+        // more than 2 images of 72 values can need
+        let big = [b"P5 2000 2000 255\n".as_slice(), &vec![0u8; 4_000_000]].concat();
+        let e = parse_image_zip(&zip_of(&[("a.pgm", big)]), "bomb.zip", &Loader::default(), 2, 72).unwrap_err().to_string();
+        assert!(e.contains("bomb.zip") && e.contains("declares 4000017 bytes uncompressed"), "{e}");
+        // a header of another size than the data set's features, refused from its first bytes
+        let odd = [b"P5 10 10 255\n".as_slice(), &[7u8; 100]].concat();
+        let e = parse_image_zip(&zip_of(&[("b.pgm", odd)]), "odd.zip", &Loader::default(), 1, 72).unwrap_err().to_string();
+        assert!(e.contains("odd.zip:b.pgm") && e.contains("header declares 10 x 10 x 1 = 100 values"), "{e}");
+        // the headers the check reads
+        assert_eq!(image_header("x.ppm", b"P6\n# c\n6 4\n255\n"), Some((4, 6, 3)));
+        let png = include_bytes!("../../tests/fixtures/forged_huge_header.png");
+        assert!(image_header("x.png", png).is_some_and(|(h, w, _)| h * w > MAX_IMAGE_BYTES / 3));
+        // SOI, an APP0 segment, then SOF0: 8 bits, 8201 x 32775, 1 component
+        let jpg = [0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0, 0, 0xff, 0xc0, 0x00, 0x0b, 0x08, 0x20, 0x09, 0x80, 0x07, 0x01, 0x01, 0x11, 0x00];
+        assert_eq!(image_header("x.jpg", &jpg), Some((8201, 32775, 1)));
+        // an honest image of the right size still loads
+        let ok = [b"P5 3 2 255\n".as_slice(), &[1u8, 2, 3, 4, 5, 6]].concat();
+        let (x, _) = parse_image_zip(&zip_of(&[("c.pgm", ok)]), "ok.zip", &Loader::default(), 1, 6).unwrap();
+        assert_eq!(x.row(0).to_vec(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     }
 
     #[test]
