@@ -1,3 +1,5 @@
 //! The feature-selection family: FSL (001 Alg. 2).
 
 pub mod fsl;
+pub mod common;
+pub mod ndfs;
