@@ -3,3 +3,4 @@
 pub mod fsl;
 pub mod common;
 pub mod ndfs;
+pub mod sogfs;
