@@ -25,6 +25,7 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::principal::ddrtree::info_ddrtree(),
             crate::selection::fsl::info(),
             crate::selection::ndfs::info(),
+            crate::selection::rufs::info(),
             crate::selection::sogfs::info(),
             crate::structure::mpme::info(),
             crate::structure::esl::info(),

@@ -4,3 +4,4 @@ pub mod fsl;
 pub mod common;
 pub mod ndfs;
 pub mod sogfs;
+pub mod rufs;
