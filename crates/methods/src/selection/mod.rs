@@ -1,7 +1,7 @@
 //! The feature-selection family: FSL (001 Alg. 2).
 
-pub mod fsl;
 pub mod common;
+pub mod fsl;
 pub mod ndfs;
-pub mod sogfs;
 pub mod rufs;
+pub mod sogfs;
