@@ -18,7 +18,8 @@
 
 use ndarray::{Array1, Array2};
 use serde_json::Value;
-use structdr_methods::selection::ls::{rank_by, LaplacianScore};
+use structdr_methods::selection::common::rank_by;
+use structdr_methods::selection::ls::LaplacianScore;
 use structdr_methods::selection::mcfs::{mcfs_scores, LarsPath, Mcfs};
 use structdr_methods::selection::spec::Spec;
 
@@ -53,7 +54,7 @@ fn laplacian_score_equals_scikit_feature() {
     let err = max_rel(&ours, &theirs);
     println!("LS: max relative score difference {err:.2e}");
     assert!(err < 1e-8, "LS scores differ by {err:e}: {ours} vs {theirs}");
-    let rank = rank_by(&ours, true);
+    let rank = rank_by(ours.view(), true);
     assert_eq!(rank, indices(&f["ls"]["index"]), "LS ranking vs mode=\"index\"");
     // their default mode="rank" is not the ranking (the defect), nor its inverse permutation
     let rank_mode = indices(&f["ls"]["rank"]);
@@ -122,7 +123,7 @@ fn mcfs_equals_scikit_feature_lar_in_absolute_value() {
     println!("MCFS (lar): max |.|-coefficient difference {worst:.2e} of the largest");
     assert!(worst < 1e-8, "{worst:e}");
     let ours = mcfs_scores(sol.coef.view());
-    let rank = rank_by(&ours, false);
+    let rank = rank_by(ours.view(), false);
     assert_eq!(rank, indices(&mf["abs_max_index"]), "ranking by max |a|");
     let signed = indices(&mf["index"]);
     println!("MCFS ranking by max |a| {rank:?}; theirs (signed max) {signed:?}");

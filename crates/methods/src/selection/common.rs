@@ -1,24 +1,32 @@
-//! Pieces shared by the sparse-regression feature selectors (NDFS, RUFS, SOGFS): the heat-kernel
-//! K-NN graph as adjacency lists (never an N x N matrix), products with its Laplacian, the
-//! l2,1 reweighted ridge solve, the k-means indicator initialisation and the ranking by weight.
+//! Pieces shared by the Table III feature selectors (LS, SPEC, MCFS, NDFS, RUFS, SOGFS), each in
+//! one place: the sample graph ([`SparseGraph`], adjacency lists, never an N x N matrix, built by
+//! [`sample_graph`] from a [`GraphSpec`]: heat or binary weights, K-NN or full, relative or
+//! absolute width, optional self-loops; [`heat_knn_graph`] is its heat-kernel K-NN case), the
+//! mean pairwise distance, the ranking with ties by index, the checks of k, the cluster count and
+//! constant features, and for the sparse-regression selectors (NDFS, RUFS, SOGFS) the l2,1
+//! reweighted ridge solve and the k-means indicator initialisation.
 //!
 //! Looked for first: `structdr_numerics::neighbours::{knn, symmetrised_edges}` give the exact
 //! symmetrised K-NN edges (reused here); the dense Laplacian assemblies of
 //! `structdr_numerics::graphs::laplacian` are N x N, so the sparse products are written here;
 //! the simplex projection is `structdr_numerics::optim::projections::project_simplex` (FSL's).
 
-use crate::api::{numerical, numerics, MethodError, Result};
+use crate::api::declare::param_choice;
+use crate::api::{numerical, numerics, Graph, MethodError, Result};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use structdr_linalg::Cholesky;
 use structdr_numerics::neighbours::{knn, symmetrised_edges};
 
 /// An undirected weighted graph on N vertices as adjacency lists (`adj[i]` sorted by neighbour,
-/// each edge stored in both lists), with the weighted degrees.
+/// each edge stored in both lists), with the weighted degrees. The one sample-graph type of the
+/// feature selectors.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SparseGraph {
-    /// `adj[i] = [(j, w_ij), ...]`, `j != i`, ascending `j`.
+    /// `adj[i] = [(j, w_ij), ...]`, ascending `j`; `j != i` except for the self-loop `(i, s_ii)`
+    /// of a graph built with [`GraphSpec::self_loops`] ([`SparseGraph::from_edges`] never adds
+    /// one). Self-loops cancel in `L = D - W`, and [`SparseGraph::edges`] leaves them out.
     pub adj: Vec<Vec<(usize, f64)>>,
-    /// `deg[i] = sum_j w_ij`.
+    /// `deg[i] = sum_j w_ij` (the self-loop included).
     pub deg: Vec<f64>,
 }
 
@@ -44,6 +52,29 @@ impl SparseGraph {
             });
         }
         let deg = adj.iter().map(|r| r.iter().map(|e| e.1).sum()).collect();
+        SparseGraph { adj, deg }
+    }
+
+    /// From sorted, duplicate-free edges `(i, j, w)`, `i < j`, `w > 0` (as
+    /// [`symmetrised_edges`] gives them), plus a self-loop of weight `self_loop` on every vertex
+    /// when it is non-zero. Degrees are added as `s_ii + sum_{j != i} w_ij` over `j` ascending
+    /// (the order LS, SPEC and MCFS have always used; without self-loops it is the order of
+    /// [`SparseGraph::from_edges`]).
+    fn from_sorted_edges(n: usize, edges: &[(usize, usize, f64)], self_loop: f64) -> SparseGraph {
+        let mut adj: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for &(i, j, w) in edges {
+            adj[i].push((j, w));
+            adj[j].push((i, w));
+        }
+        // edges sorted by (i, j) reach adj[v] as (a, v), a < v ascending, then (v, b) ascending
+        for (i, row) in adj.iter_mut().enumerate() {
+            debug_assert!(row.windows(2).all(|p| p[0].0 < p[1].0));
+            if self_loop != 0.0 {
+                let at = row.partition_point(|e| e.0 < i);
+                row.insert(at, (i, self_loop));
+            }
+        }
+        let deg = adj.iter().enumerate().map(|(i, row)| row.iter().filter(|e| e.0 != i).fold(self_loop, |d, e| d + e.1)).collect();
         SparseGraph { adj, deg }
     }
 
@@ -88,9 +119,34 @@ impl SparseGraph {
         s
     }
 
+    /// `f' L f = sum_{i<j} w_ij (f_i - f_j)^2` for one feature `f` (one value per vertex), the
+    /// edges in sorted order, each term as `(w_ij (f_i - f_j)) (f_i - f_j)`: the per-feature form
+    /// of LS and SPEC (kept apart from [`SparseGraph::quadratic_form`], whose terms round as
+    /// `w_ij ((f_i - f_j)^2)`, so that neither method's scores move by a bit).
+    pub fn laplacian_form(&self, f: &[f64]) -> f64 {
+        self.adj.iter().enumerate().flat_map(|(i, r)| r.iter().filter(move |e| e.0 > i).map(move |&(j, w)| w * (f[i] - f[j]) * (f[i] - f[j]))).sum()
+    }
+
     /// The edges `(i, j, w)`, `i < j`, sorted.
     pub fn edges(&self) -> Vec<(usize, usize, f64)> {
         self.adj.iter().enumerate().flat_map(|(i, r)| r.iter().filter(move |e| e.0 > i).map(move |&(j, w)| (i, j, w))).collect()
+    }
+
+    /// The graph as the contract's edge list (self-loops left out).
+    pub fn to_graph(&self) -> Graph {
+        Graph { n_vertices: self.n(), edges: self.edges() }
+    }
+
+    /// The dense symmetric weight matrix `W` (self-loops on the diagonal; dense methods only).
+    pub fn dense_adjacency(&self) -> Array2<f64> {
+        let n = self.n();
+        let mut w = Array2::zeros((n, n));
+        for (i, row) in self.adj.iter().enumerate() {
+            for &(j, s) in row {
+                w[[i, j]] = s;
+            }
+        }
+        w
     }
 
     /// The dense Laplacian (tests and small problems only).
@@ -107,10 +163,29 @@ impl SparseGraph {
     }
 }
 
+/// The order in which [`mean_pairwise_distance_summed`] adds the `N(N-1)/2` distances. The two
+/// orders round differently in the last bits; each method keeps the one it was published with,
+/// so that its outputs stay bit-identical.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairSum {
+    /// Row `i`'s distances to rows `j > i` summed first, the row sums then added in row order
+    /// (NDFS, RUFS: [`mean_pairwise_distance`]).
+    RowSums,
+    /// One running sum over the pairs `(i, j)`, `i < j`, in row-major order (LS, SPEC, MCFS:
+    /// the relative width of [`sample_graph`]).
+    Running,
+}
+
 /// Mean pairwise Euclidean distance `delta_0 = 2/(N(N-1)) sum_{i<j} ||x_i - x_j||` (Table III's
-/// reference width), in row blocks of the centred data (O(N^2 D) flops, O(block N) memory; the
-/// block sums are added in a fixed order, so the value does not depend on the thread count).
+/// reference width), summed as [`PairSum::RowSums`]. See [`mean_pairwise_distance_summed`].
 pub fn mean_pairwise_distance(x: ArrayView2<f64>) -> f64 {
+    mean_pairwise_distance_summed(x, PairSum::RowSums)
+}
+
+/// Mean pairwise Euclidean distance `delta_0 = 2/(N(N-1)) sum_{i<j} ||x_i - x_j||`, in row
+/// blocks of the centred data (O(N^2 D) flops, O(block N) memory; the sums are added in the fixed
+/// order `order`, so the value does not depend on the thread count). 0 for N < 2.
+pub fn mean_pairwise_distance_summed(x: ArrayView2<f64>, order: PairSum) -> f64 {
     let n = x.nrows();
     if n < 2 {
         return 0.0;
@@ -125,31 +200,135 @@ pub fn mean_pairwise_distance(x: ArrayView2<f64>) -> f64 {
         let d2 = structdr_linalg::sq_dists_between(xc.slice(s![lo..hi, ..]), xc.view());
         for (r, row) in d2.outer_iter().enumerate() {
             let i = lo + r;
-            total += row.iter().skip(i + 1).map(|&v| v.max(0.0).sqrt()).sum::<f64>();
+            let dists = row.into_iter().skip(i + 1).map(|&v| v.max(0.0).sqrt());
+            match order {
+                PairSum::RowSums => total += dists.sum::<f64>(),
+                PairSum::Running => dists.for_each(|v| total += v),
+            }
         }
         lo = hi;
     }
     total / (n * (n - 1) / 2) as f64
 }
 
-/// The heat-kernel K-NN graph of scikit-feature's `construct_W(weight_mode="heat_kernel")`:
-/// i ~ j when j is among the k nearest neighbours of i or i among those of j (exact K-NN, ties to
-/// the lowest index), `w_ij = exp(-||x_i - x_j||^2 / (2 sigma^2))`. (scikit-feature also puts
-/// `w_ii = 1` on the diagonal; self-loops cancel in `L = D - W`, so they are left out.)
+param_choice! {
+    /// Edge weights of the sample graph.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum EdgeWeights {
+        /// `s_ij = exp(-||x_i - x_j||^2 / (2 sigma^2))`.
+        Heat = "heat",
+        /// `s_ij = 1`.
+        Binary = "binary",
+    }
+}
+
+/// How [`sample_graph`] builds the sample graph.
 ///
-/// Errors: `k >= N` (input) and a vertex whose weights all underflow to 0 (degenerate: raise
-/// sigma).
-pub fn heat_knn_graph(method: &'static str, x: ArrayView2<f64>, k: usize, sigma: f64) -> Result<SparseGraph> {
-    let g = knn(x, k).map_err(numerics(method))?;
-    let edges: Vec<(usize, usize, f64)> = symmetrised_edges(&g).into_iter().map(|(i, j, d2)| (i, j, (-d2 / (2.0 * sigma * sigma)).exp())).collect();
-    let graph = SparseGraph::from_edges(x.nrows(), &edges);
-    if let Some(i) = graph.deg.iter().position(|&d| !(d > 0.0)) {
+/// The K-NN graph of the samples (exact search, self excluded, ties to the lowest index), made
+/// symmetric by "or" (`i ~ j` iff `j in kNN(i)` or `i in kNN(j)`; for the symmetric heat weights
+/// this is scikit-feature's max-symmetrisation), or with `k = 0` the full graph (every pair;
+/// SPEC's RBF graph). Heat weights `s_ij = exp(-||x_i - x_j||^2 / (2 sigma^2))` with
+/// `sigma = sigma_scale * delta_0` (`delta_0` the mean pairwise distance, summed as
+/// [`PairSum::Running`]) or an absolute `sigma`; or binary weights `s_ij = 1`. No self-loops
+/// unless `self_loops` (`s_ii = 1`: scikit-feature counts every sample among its own k + 1
+/// nearest neighbours; they change the degrees, not `L = D - W`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GraphSpec {
+    /// Neighbours per sample before symmetrisation; 0 = the full graph.
+    pub k: usize,
+    /// Heat or binary weights.
+    pub weights: EdgeWeights,
+    /// `sigma = sigma_scale * delta_0` (heat weights, when `sigma` is `None`).
+    pub sigma_scale: f64,
+    /// An absolute width overriding `sigma_scale * delta_0`.
+    pub sigma: Option<f64>,
+    /// Count every sample as its own neighbour, `s_ii = 1` (scikit-feature's `construct_W`).
+    pub self_loops: bool,
+}
+
+impl GraphSpec {
+    /// The heat-kernel K-NN graph with an absolute width and no self-loops ([`heat_knn_graph`]).
+    pub fn heat_knn(k: usize, sigma: f64) -> GraphSpec {
+        GraphSpec { k, weights: EdgeWeights::Heat, sigma_scale: 1.0, sigma: Some(sigma), self_loops: false }
+    }
+}
+
+/// A graph built by [`sample_graph`], with the heat width it was built with.
+#[derive(Debug, Clone)]
+pub struct SampleGraph {
+    /// The graph.
+    pub graph: SparseGraph,
+    /// The heat width sigma used (NaN for binary weights).
+    pub sigma: f64,
+    /// The mean pairwise distance `delta_0` (NaN when the width was given or the weights are
+    /// binary).
+    pub delta0: f64,
+}
+
+/// Builds the sample graph of `spec` (see [`GraphSpec`]). Cost: the exact K-NN search, or the
+/// N x N distances for the full graph; the mean pairwise distance when the width is relative.
+///
+/// Errors: `k >= N` (input); a heat width that is not positive and finite, and a vertex whose
+/// weights all underflow to 0 (degenerate: raise the width).
+pub fn sample_graph(method: &'static str, x: ArrayView2<f64>, spec: &GraphSpec) -> Result<SampleGraph> {
+    let n = x.nrows();
+    let heat = spec.weights == EdgeWeights::Heat;
+    let delta0 = if heat && spec.sigma.is_none() { mean_pairwise_distance_summed(x, PairSum::Running) } else { f64::NAN };
+    let sigma = if heat { spec.sigma.unwrap_or(spec.sigma_scale * delta0) } else { f64::NAN };
+    if heat && !(sigma > 0.0 && sigma.is_finite()) {
         return Err(MethodError::Degenerate {
             method,
-            reason: format!("sample {i} has degree 0 in the heat-kernel graph (sigma = {sigma:e}: the weights underflow; raise the width)"),
+            reason: format!("heat-kernel width sigma = {sigma:e} (delta_0 = {delta0:e}) is not positive and finite"),
         });
     }
-    Ok(graph)
+    let weight = |d2: f64| if heat { (-d2 / (2.0 * sigma * sigma)).exp() } else { 1.0 };
+    let mut edges: Vec<(usize, usize, f64)> = if spec.k == 0 {
+        let mean = x.mean_axis(Axis(0)).expect("n > 0");
+        let xc = &x - &mean.view().insert_axis(Axis(0));
+        let d2 = structdr_linalg::sq_dists(xc.view());
+        (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j))).map(|(i, j)| (i, j, weight(d2[[i, j]]))).collect()
+    } else {
+        let nb = knn(x, spec.k).map_err(numerics(method))?;
+        symmetrised_edges(&nb).into_iter().map(|(i, j, d2)| (i, j, weight(d2))).collect()
+    };
+    edges.retain(|e| e.2 > 0.0);
+    let graph = SparseGraph::from_sorted_edges(n, &edges, if spec.self_loops { 1.0 } else { 0.0 });
+    if let Some(i) = graph.deg.iter().position(|&d| !(d > 0.0 && d.is_finite())) {
+        return Err(MethodError::Degenerate {
+            method,
+            reason: format!(
+                "sample {i} has degree {} in the heat-kernel graph (sigma = {sigma:e}: the weights to its neighbours underflow; raise the width)",
+                graph.deg[i]
+            ),
+        });
+    }
+    Ok(SampleGraph { graph, sigma, delta0 })
+}
+
+/// The heat-kernel K-NN graph of scikit-feature's `construct_W(weight_mode="heat_kernel")` with
+/// an absolute width and without its self-loops: [`sample_graph`] with [`GraphSpec::heat_knn`]
+/// (`k >= 1`: `k = 0` is an input error here, not the full graph).
+///
+/// Errors: `k = 0` or `k >= N` (input), sigma not positive and finite, and a vertex whose weights
+/// all underflow to 0 (degenerate: raise sigma).
+pub fn heat_knn_graph(method: &'static str, x: ArrayView2<f64>, k: usize, sigma: f64) -> Result<SparseGraph> {
+    if k == 0 {
+        return Err(MethodError::Input { method, reason: "k = 0 neighbours requested (k must be >= 1)".into() });
+    }
+    sample_graph(method, x, &GraphSpec::heat_knn(k, sigma)).map(|g| g.graph)
+}
+
+/// A one-line description of a [`sample_graph`] graph for `Fitted.notes`.
+pub fn graph_note(g: &SampleGraph, k: usize) -> String {
+    let kind = if k == 0 { "full graph".to_string() } else { format!("{k}-NN graph") };
+    let n_edges = g.graph.edges().len();
+    if g.sigma.is_nan() {
+        format!("{kind}, binary weights, {n_edges} edges")
+    } else if g.delta0.is_nan() {
+        format!("{kind}, heat weights, sigma = {:.6e} (given), {n_edges} edges", g.sigma)
+    } else {
+        format!("{kind}, heat weights, sigma = {:.6e} = {:.4} x delta_0 (delta_0 = {:.6e}), {n_edges} edges", g.sigma, g.sigma / g.delta0, g.delta0)
+    }
 }
 
 /// Row norms `||w_i||_2` (the l2,1 norm is their sum; the feature scores of NDFS, RUFS, SOGFS).
@@ -236,11 +415,20 @@ pub fn indicator_init(labels: &[usize], c: usize) -> Array2<f64> {
     Array2::from_shape_fn((labels.len(), c), |(i, j)| if labels[i] == j { 1.0 / (counts[j] as f64).sqrt() } else { 0.0 } + 0.02)
 }
 
-/// Features ranked by weight descending, ties by index ascending (a permutation of `0..D`).
-pub fn rank_by_weight(w: ArrayView1<f64>) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..w.len()).collect();
-    idx.sort_by(|&a, &b| w[b].total_cmp(&w[a]).then(a.cmp(&b)));
+/// Features ordered by `score` ascending (`ascending = true`) or descending, ties by index
+/// ascending (a permutation of `0..D`).
+pub fn rank_by(score: ArrayView1<f64>, ascending: bool) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..score.len()).collect();
+    idx.sort_by(|&a, &b| {
+        let o = score[a].total_cmp(&score[b]);
+        (if ascending { o } else { o.reverse() }).then(a.cmp(&b))
+    });
     idx
+}
+
+/// Features ranked by weight descending, ties by index ascending: `rank_by(w, false)`.
+pub fn rank_by_weight(w: ArrayView1<f64>) -> Vec<usize> {
+    rank_by(w, false)
 }
 
 /// `||F^T F - I||_F^2`.
@@ -249,8 +437,16 @@ pub fn orthogonality_gap(f: ArrayView2<f64>) -> f64 {
     g.indexed_iter().map(|((i, j), &v)| if i == j { (v - 1.0).powi(2) } else { v * v }).sum()
 }
 
-/// Checks shared by the three methods: at least `c + 1` samples and `c >= 1` clusters, and
-/// `k < N` neighbours.
+/// `k < N` for a K-NN graph of N samples.
+pub fn check_k(method: &'static str, k: usize, n: usize) -> Result<()> {
+    if k >= n {
+        return Err(MethodError::Input { method, reason: format!("k = {k} neighbours needs N > k samples, got N = {n}") });
+    }
+    Ok(())
+}
+
+/// `c >= 1` clusters (or eigenvectors) below the number of samples, `c < N`, and `k < N`
+/// neighbours ([`check_k`]).
 pub fn check_clusters(method: &'static str, n: usize, c: usize, k: usize) -> Result<()> {
     if c == 0 {
         return Err(MethodError::Input { method, reason: "n_clusters = 0 (need at least 1)".into() });
@@ -258,10 +454,25 @@ pub fn check_clusters(method: &'static str, n: usize, c: usize, k: usize) -> Res
     if c >= n {
         return Err(MethodError::Input { method, reason: format!("n_clusters = {c} is not below the number of samples N = {n}") });
     }
-    if k >= n {
-        return Err(MethodError::Input { method, reason: format!("too few samples for k = {k} neighbours: N = {n}") });
+    check_k(method, k, n)
+}
+
+/// The features that take one value only (their spectral scores are 0/0).
+pub fn constant_features(x: ArrayView2<f64>) -> Vec<usize> {
+    (0..x.ncols()).filter(|&r| x.column(r).iter().all(|&v| v == x[[0, r]])).collect()
+}
+
+/// Refuses data with constant features ([`MethodError::Degenerate`], naming up to 10).
+pub fn refuse_constant_features(method: &'static str, x: ArrayView2<f64>) -> Result<()> {
+    let c = constant_features(x);
+    if c.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    let shown: Vec<String> = c.iter().take(10).map(|r| r.to_string()).collect();
+    Err(MethodError::Degenerate {
+        method,
+        reason: format!("{} constant feature(s) (e.g. {}): their score is 0/0; remove constant features first", c.len(), shown.join(", ")),
+    })
 }
 
 #[cfg(test)]
@@ -305,6 +516,9 @@ mod tests {
     fn ranking_breaks_ties_by_index_and_is_a_permutation() {
         let w = array![0.5, 1.0, 0.5, 0.0, 1.0];
         assert_eq!(rank_by_weight(w.view()), vec![1, 4, 0, 2, 3]);
+        let s = array![0.3, 0.1, 0.3, 0.1, 0.0];
+        assert_eq!(rank_by(s.view(), true), vec![4, 1, 3, 0, 2]);
+        assert_eq!(rank_by(s.view(), false), vec![0, 2, 1, 3, 4]);
     }
 
     #[test]

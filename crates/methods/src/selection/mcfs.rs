@@ -1,6 +1,6 @@
 //! MCFS: multi-cluster feature selection (Cai, Zhang & He, KDD 2010).
 //!
-//! 1. Graph: the heat-kernel K-NN sample graph of [`crate::selection::ls`] (`k = 5`,
+//! 1. Graph: the heat-kernel K-NN sample graph of [`crate::selection::common::sample_graph`] (`k = 5`,
 //!    `s_ij = exp(-||x_i - x_j||^2 / (2 sigma^2))`, `sigma = sigma_scale * delta_0`; binary
 //!    weights optional), `D = diag(S 1)`, `L = D - S`.
 //! 2. Spectral embedding (eq. 4): the generalised eigenvectors `L y = lambda D y` of the
@@ -26,8 +26,8 @@
 //! constant feature is a zero column after centring and never enters (score 0), which is its
 //! lasso solution, not an artefact. `n_clusters >= N` is an input error.
 
+use super::common::{check_clusters, graph_note, rank_by, sample_graph, EdgeWeights, GraphSpec};
 use super::lars::{lars, lasso_kkt_residual, LarsEnd};
-use super::ls::{check_k, graph_note, rank_by, sample_graph, EdgeWeights, GraphSpec};
 use crate::api::declare::{self, declare_params, fixed, param_choice, Declared};
 use crate::api::info::{choice, int, positive, MethodInfo};
 use crate::api::OutputKind;
@@ -103,16 +103,10 @@ impl Mcfs {
     pub fn solve(&self, x: ArrayView2<f64>) -> Result<McfsSolution> {
         check_input(NAME, &x, 2)?;
         let (n, m) = x.dim();
-        if self.n_clusters >= n {
-            return Err(MethodError::Input {
-                method: NAME,
-                reason: format!("n_clusters = {} eigenvectors need N > n_clusters samples, got N = {n}", self.n_clusters),
-            });
-        }
-        check_k(NAME, self.k, n)?;
+        check_clusters(NAME, n, self.n_clusters, self.k)?;
         crate::api::check_dense_size(NAME, n)?;
         let g = sample_graph(NAME, x, &self.graph_spec())?;
-        let (lhat, s) = structdr_numerics::graphs::laplacian::normalized(g.dense(), 0.0)
+        let (lhat, s) = structdr_numerics::graphs::laplacian::normalized(g.graph.dense_adjacency(), 0.0)
             .map_err(|i| MethodError::Degenerate { method: NAME, reason: format!("sample {i} has degree 0") })?;
         let (y, eigenvalues) = bottom_nontrivial(lhat.view(), self.n_clusters, Some(&s)).map_err(numerics(NAME))?;
         let xc = &x - &x.mean_axis(Axis(0)).expect("n > 0").insert_axis(Axis(0));
@@ -154,7 +148,7 @@ impl Embedder for Mcfs {
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let sol = self.solve(input.x)?;
         let weights = mcfs_scores(sol.coef.view());
-        let ranking = rank_by(&weights, false);
+        let ranking = rank_by(weights.view(), false);
         let nnz = weights.iter().filter(|&&w| w > 0.0).count();
         let mut trace = Trace::closed_form();
         trace.termination = format!("LARS{} to {} non-zeros per eigenvector", if self.path == LarsPath::Lasso { "-lasso" } else { "" }, sol.cardinality);
@@ -213,7 +207,7 @@ mod tests {
         let sol = m.solve(x.view()).unwrap();
         assert!(sol.kkt < 1e-9, "KKT residual {}", sol.kkt);
         let w = mcfs_scores(sol.coef.view());
-        let rank = rank_by(&w, false);
+        let rank = rank_by(w.view(), false);
         assert!(rank[..2].contains(&0) && rank[..2].contains(&1), "ranking {rank:?}, scores {w:?}");
         for k in 0..2 {
             assert!(sol.coef.column(k).iter().filter(|&&v| v != 0.0).count() <= 3);

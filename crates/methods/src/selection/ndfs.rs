@@ -47,7 +47,7 @@ use super::common::{
 };
 use crate::api::declare::{self, declare_params, fixed, Declared};
 use crate::api::info::{float, int, positive, MethodInfo};
-use crate::api::{check_input, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, OutputKind, ParamMap, Result, StopReason, Trace};
+use crate::api::{check_input, Embedder, FeatureScores, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, Result, StopReason, Trace};
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
 
 const NAME: &str = "ndfs";
@@ -234,7 +234,7 @@ impl Embedder for Ndfs {
         }
         let mut fitted =
             Fitted::new(Output::FeatureScores(FeatureScores { weights: scores, ranking }), Trace::iterative(sol.history, sol.iterations, stop, ""));
-        fitted.graph = Some(Graph { n_vertices: x.nrows(), edges: graph.edges() });
+        fitted.graph = Some(graph.to_graph());
         fitted.notes = notes;
         Ok(fitted)
     }

@@ -37,7 +37,7 @@ use super::common::{
 };
 use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{float, int, positive, MethodInfo};
-use crate::api::{check_input, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, OutputKind, ParamMap, Result, StopReason, Trace};
+use crate::api::{check_input, Embedder, FeatureScores, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, Result, StopReason, Trace};
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
 
 const NAME: &str = "rufs";
@@ -222,7 +222,7 @@ impl Embedder for Rufs {
         let notes = vec![format!("sigma = {sigma:.6e}; initial objective {:.6e}; {} G steps halved", sol.initial_objective, sol.g_backtracks)];
         let mut fitted =
             Fitted::new(Output::FeatureScores(FeatureScores { weights: scores, ranking }), Trace::iterative(sol.history, sol.iterations, stop, ""));
-        fitted.graph = Some(Graph { n_vertices: x.nrows(), edges: graph.edges() });
+        fitted.graph = Some(graph.to_graph());
         fitted.notes = notes;
         Ok(fitted)
     }

@@ -46,7 +46,7 @@ use super::common::{check_clusters, rank_by_weight, row_norms, SparseGraph};
 use crate::api::declare::{self, declare_params, fixed, Declared};
 use crate::api::info::{int, positive, MethodInfo};
 use crate::api::{
-    check_input, numerical, numerics, Embedder, FeatureScores, FitInput, Fitted, Graph, MethodError, Output, OutputKind, ParamMap, Result, StopReason, Trace,
+    check_input, numerical, numerics, Embedder, FeatureScores, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, Result, StopReason, Trace,
 };
 use ndarray::{concatenate, Array1, Array2, ArrayView2, Axis};
 use structdr_linalg::eigh_bottom;
@@ -290,7 +290,7 @@ impl Embedder for Sogfs {
         )];
         let mut fitted =
             Fitted::new(Output::FeatureScores(FeatureScores { weights: scores, ranking }), Trace::iterative(sol.history, sol.iterations, stop, ""));
-        fitted.graph = Some(Graph { n_vertices: x.nrows(), edges: sol.graph.edges() });
+        fitted.graph = Some(sol.graph.to_graph());
         fitted.notes = notes;
         Ok(fitted)
     }

@@ -1,6 +1,6 @@
 //! SPEC: spectral feature selection (Zhao & Liu, ICML 2007), its three ranking functions.
 //!
-//! Graph: the sample graph of [`crate::selection::ls`] (heat weights
+//! Graph: the sample graph of [`crate::selection::common::sample_graph`] (heat weights
 //! `s_ij = exp(-||x_i - x_j||^2 / (2 sigma^2))`, `sigma = sigma_scale * delta_0`), on the K-NN
 //! graph with `k = 5` by default (the ESL protocol: neighbourhood size 5 for every method), or the
 //! full RBF graph of Zhao & Liu (and scikit-feature's default `rbf_kernel(X, gamma = 1)`, i.e.
@@ -30,9 +30,8 @@
 //! reverse of the paper; `docs/parity/spec.md`), ties by index. A constant feature (whose
 //! `phi_2` is 0/0 and `phi_1` is 0, "perfect") is a [`MethodError::Degenerate`].
 
-use super::ls::{
-    centred_degree_form, check_k, features_in_rows, graph_note, rank_by, refuse_constant_features, sample_graph, EdgeWeights, GraphSpec, SampleGraph,
-};
+use super::common::{check_k, graph_note, rank_by, refuse_constant_features, sample_graph, EdgeWeights, GraphSpec, SampleGraph};
+use super::ls::{centred_degree_form, features_in_rows};
 use crate::api::declare::{self, declare_params, fixed, Declared};
 use crate::api::info::{int, positive, MethodInfo};
 use crate::api::{check_input, numerical, Embedder, FeatureScores, FitInput, Fitted, MethodError, Output, ParamMap, Result, Trace};
@@ -84,14 +83,14 @@ impl Spec {
         crate::api::check_dense_size(NAME, n)?;
         let g = sample_graph(NAME, x, &self.graph_spec())?;
         let ft = features_in_rows(x);
-        let d = &g.degrees;
+        let d = &g.graph.deg;
         if self.style < 2 {
             let phi: Vec<f64> = (0..ft.nrows())
                 .into_par_iter()
                 .map(|r| {
                     let f = ft.row(r);
                     let f = f.as_slice().expect("standard layout");
-                    let num = g.laplacian_form(f);
+                    let num = g.graph.laplacian_form(f);
                     if self.style == 0 {
                         num / f.iter().zip(d.iter()).map(|(a, b)| b * a * a).sum::<f64>()
                     } else {
@@ -101,7 +100,7 @@ impl Spec {
                 .collect();
             return Ok((Array1::from(phi), g, Vec::new()));
         }
-        let (lhat, s) = structdr_numerics::graphs::laplacian::normalized(g.dense(), 0.0)
+        let (lhat, s) = structdr_numerics::graphs::laplacian::normalized(g.graph.dense_adjacency(), 0.0)
             .map_err(|i| MethodError::Degenerate { method: NAME, reason: format!("sample {i} has degree 0") })?;
         let e = structdr_linalg::eigh_bottom(lhat.view(), self.n_eigen).map_err(numerical(NAME))?;
         // f^ = D^{1/2} f / ||D^{1/2} f||: alpha = xi' D^{1/2} f / ||D^{1/2} f||, for all features at once
@@ -129,14 +128,14 @@ impl Embedder for Spec {
     }
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let (phi, g, values) = self.scores(input.x)?;
-        let (ranking, weights) = if self.style < 2 { (rank_by(&phi, true), phi.mapv(|p| 2.0 - p)) } else { (rank_by(&phi, false), phi) };
+        let (ranking, weights) = if self.style < 2 { (rank_by(phi.view(), true), phi.mapv(|p| 2.0 - p)) } else { (rank_by(phi.view(), false), phi) };
         let mut f = Fitted::new(Output::FeatureScores(FeatureScores { weights, ranking }), Trace::closed_form());
         f.notes.push(graph_note(&g, self.k));
         f.notes.push(format!("style {} (phi_{})", self.style, self.style + 1));
         if !values.is_empty() {
             f.notes.push(format!("eigenvalues lambda_1..lambda_{} of L_hat: {values:?}", values.len()));
         }
-        f.graph = Some(g.to_graph());
+        f.graph = Some(g.graph.to_graph());
         Ok(f)
     }
 }
@@ -207,8 +206,8 @@ mod tests {
         let (phi3, _, _) = Spec { style: 2, n_eigen: 30, ..Spec::default() }.scores(x.view()).unwrap();
         for r in 0..6 {
             let f = x.column(r).to_owned();
-            let df: f64 = (0..30).map(|i| g.degrees[i] * f[i] * f[i]).sum();
-            let a1 = 1.0 - centred_degree_form(f.as_slice().unwrap(), &g.degrees) / df;
+            let df: f64 = (0..30).map(|i| g.graph.deg[i] * f[i] * f[i]).sum();
+            let a1 = 1.0 - centred_degree_form(f.as_slice().unwrap(), &g.graph.deg) / df;
             assert!((phi3[r] - (2.0 * (1.0 - a1) - phi1[r])).abs() < 1e-10, "{r}");
         }
     }
