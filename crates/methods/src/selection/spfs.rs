@@ -145,7 +145,7 @@ pub fn sfs_order(x: ArrayView2<f64>, k: ArrayView2<f64>) -> (Vec<usize>, Vec<f64
 pub fn kernel_factor(k: ArrayView2<f64>, c: usize) -> Result<Array2<f64>> {
     let e = eigh_top(k, c).map_err(numerical(NAME))?;
     let scale = e.values.mapv(|v| v.max(f64::EPSILON).sqrt());
-    Ok(e.vectors * &scale.view().insert_axis(Axis(0)))
+    Ok(e.vectors * scale.view().insert_axis(Axis(0)))
 }
 
 /// The group-lasso KKT violation of `min 1/2||XW - Y||^2 + lambda ||W||_{2,1}` at W, given the
