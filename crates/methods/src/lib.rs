@@ -27,6 +27,9 @@
 //! | `mpme` | [`structure::mpme`] | `max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>`, `0 <= w <= 4C`, then KPCA on `(L + lambda I)^-1` (002 eqs. 10-17) |
 //! | `esl` | [`structure::esl`] | `min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij)`, `0 <= w <= C`, per-component KPCA (001 Alg. 1) |
 //! | `fsl` | [`selection::fsl`] | feature weights theta of 001 problem (34); embedding = X on the top-ranked features |
+//! | `ls`, `spec`, `mcfs` | [`selection::ls`], [`selection::spec`], [`selection::mcfs`] | Laplacian Score; SPEC phi_1..phi_3 on the normalised Laplacian; max_k abs(LARS coefficient) on the spectral embedding |
+//! | `ndfs`, `rufs`, `sogfs` | [`selection::ndfs`], [`selection::rufs`], [`selection::sogfs`] | feature scores = row norms of the l2,1-sparse W: NDFS (nonnegative spectral labels), RUFS (robust NMF + robust regression), SOGFS (learned k-neighbour graph with rank constraint) |
+//! | `spfs`, `llcfs`, `fsasl` | [`selection::spfs`], [`selection::llcfs`], [`selection::fsasl`] | feature scores: SPFS (similarity preservation; greedy order or l2,1 path entry), LLCFS (local-learning clustering with simplex feature weights tau), FSASL (lasso reconstruction + adaptive neighbours, l2,1-sparse W) |
 //! | `rpg-tree`, `rpg-l1`, `rpg-landmark` | [`principal::rpg`] | principal graph: `P` softmax, `W` MST / LP (19, 23), `C = (2/gamma L + Lambda)^-1 P^T X` |
 //! | `tsne` | [`neighbour::tsne`] | `min KL(P || Q)`, Student-t `Q`; exact, Barnes-Hut or FFT-interpolated gradients |
 //! | `gplvm` | [`latent::gplvm`] | `min_X,theta -log N(Y | 0, K_theta(X))` by L-BFGS from scaled PCA |
