@@ -35,3 +35,21 @@ pub(crate) fn spearman(a: &[f64], b: &[f64]) -> f64 {
     let var: f64 = ra.iter().map(|x| (x - m) * (x - m)).sum();
     cov / var
 }
+
+/// Three clusters in the first 3 features (sample `i` in cluster `i % 3`, at 3 on its own feature,
+/// 0 on the others, plus uniform noise of half-width 0.3) and `noise` uniform features in [-1, 1):
+/// the feature-selection tests' data, where the informative features are known. Returns the data
+/// and the cluster labels.
+pub(crate) fn three_clusters(n: usize, noise: usize, seed: u64) -> (ndarray::Array2<f64>, Vec<usize>) {
+    use rand::{Rng, SeedableRng};
+    let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let labels: Vec<usize> = (0..n).map(|i| i % 3).collect();
+    let x = ndarray::Array2::from_shape_fn((n, 3 + noise), |(i, j)| {
+        if j < 3 {
+            (if labels[i] == j { 3.0 } else { 0.0 }) + 0.3 * r.gen_range(-1.0..1.0)
+        } else {
+            r.gen_range(-1.0..1.0)
+        }
+    });
+    (x, labels)
+}

@@ -258,11 +258,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     fn clusters(n: usize, noise: usize, seed: u64) -> Array2<f64> {
-        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-        Array2::from_shape_fn(
-            (n, 3 + noise),
-            |(i, j)| if j < 3 { (if i % 3 == j { 3.0 } else { 0.0 }) + 0.3 * r.gen_range(-1.0..1.0) } else { r.gen_range(-1.0..1.0) },
-        )
+        crate::testing::three_clusters(n, noise, seed).0
     }
 
     /// The primal local ridge with bias: `min sum_j (y_j - w^T x_j - b)^2 + lambda sum_l w_l^2 / tau_l`.

@@ -260,21 +260,8 @@ pub(crate) fn info() -> MethodInfo {
 mod tests {
     use super::*;
     use crate::selection::common::indicator_init;
-    use rand::{Rng, SeedableRng};
 
-    /// Three clusters in 3 informative features plus uniform noise features.
-    pub(crate) fn clusters(n: usize, noise: usize, seed: u64) -> (Array2<f64>, Vec<usize>) {
-        let mut r = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-        let labels: Vec<usize> = (0..n).map(|i| i % 3).collect();
-        let x = Array2::from_shape_fn((n, 3 + noise), |(i, j)| {
-            if j < 3 {
-                (if labels[i] == j { 3.0 } else { 0.0 }) + 0.3 * r.gen_range(-1.0..1.0)
-            } else {
-                r.gen_range(-1.0..1.0)
-            }
-        });
-        (x, labels)
-    }
+    pub(crate) use crate::testing::three_clusters as clusters;
 
     fn setup(n: usize, noise: usize) -> (Array2<f64>, SparseGraph, Array2<f64>) {
         let (x, labels) = clusters(n, noise, 4);

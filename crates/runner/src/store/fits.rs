@@ -185,29 +185,7 @@ pub fn parse_fit(text: &str) -> Option<(CellKey, Fitted, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::SCHEMA;
-    use structdr_methods::{ParamMap, ParamValue};
-
-    fn key() -> CellKey {
-        let mut params = ParamMap::new();
-        params.insert("k".into(), ParamValue::Int(10));
-        params.insert("dim".into(), ParamValue::Int(2));
-        CellKey {
-            dataset: "iris".into(),
-            data_checksum: "abc".into(),
-            method: "le".into(),
-            params,
-            dim_source: "fixed".into(),
-            protocols: vec!["loocv".into()],
-            kmeans_restarts: 20,
-            neighbourhood_k: None,
-            repeat: None,
-            external: None,
-            seed: 1,
-            schema: SCHEMA,
-            method_version: 1,
-        }
-    }
+    use crate::keys::tests::key;
 
     #[test]
     fn inconsistent_fit_files_count_as_missing() {
