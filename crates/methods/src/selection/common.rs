@@ -593,6 +593,14 @@ where
     parts.into_iter().fold(init, |a, p| a + p)
 }
 
+/// The evaluation-stage parameter `n_selected` of the methods whose every feature gets a score:
+/// the protocols score `X` restricted to this many top-ranked features, so one fit serves every
+/// value of the grid.
+pub fn n_selected() -> crate::api::ParamSchema {
+    crate::api::info::int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features; one fit serves every value")
+        .evaluation_stage()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,7 +85,7 @@ declare_params! {
         /// Lasso KKT tolerance.
         pub lasso_tol: f64 = float("lasso_tol", 0.0, 1.0, 1e-6, "each sample's lasso stops at a KKT violation <= lasso_tol x max_j |z_j^T z_i|"),
         // read by the evaluation, not the fit
-        _ = int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features; one fit serves every value").evaluation_stage(),
+        _ = super::common::n_selected(),
     }
 }
 

@@ -67,7 +67,7 @@ declare_params! {
         /// tau-change tolerance.
         pub tol: f64 = float("tol", 0.0, 1.0, 1e-5, "stop when ||tau_t - tau_{t-1}||_1 <= tol (the code's epsilon_tao, switched off there; 0 runs max_iter iterations)"),
         // read by the evaluation, not the fit
-        _ = int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features; one fit serves every value").evaluation_stage(),
+        _ = super::common::n_selected(),
     }
 }
 

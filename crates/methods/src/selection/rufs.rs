@@ -66,7 +66,7 @@ declare_params! {
         /// Relative-change tolerance.
         pub tol: f64 = float("tol", 0.0, 1.0, 1e-4, "stop when |J_t - J_{t-1}| <= tol |J_t|"),
         // read by the evaluation, not the fit
-        _ = int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features; one fit serves every value").evaluation_stage(),
+        _ = super::common::n_selected(),
     }
 }
 

@@ -76,7 +76,7 @@ declare_params! {
         /// Reweighting steps per W step.
         pub inner_iter: usize = int("inner_iter", 1, 10, "l2,1 reweighting steps per W step, each one D x D eigenproblem (code: up to 100, stopping at an absolute change of 1e-6)"),
         // read by the evaluation, not the fit
-        _ = int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features; one fit serves every value").evaluation_stage(),
+        _ = super::common::n_selected(),
         /// Whether lambda follows the eigengap (the code's rule); false keeps lambda = r (tests).
         pub adaptive: bool = fixed(true),
     }

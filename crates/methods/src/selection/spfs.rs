@@ -81,7 +81,7 @@ declare_params! {
         /// NES: KKT tolerance.
         pub tol: f64 = float("tol", 0.0, 1.0, 1e-4, "nes: stop a path point when its KKT violation is <= tol x lambda_max"),
         // read by the evaluation, not the fit
-        _ = int("n_selected", 0, 0, "evaluation stage: the protocols score X restricted to this many top-ranked features; one fit serves every value").evaluation_stage(),
+        _ = super::common::n_selected(),
     }
 }
 
