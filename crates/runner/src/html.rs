@@ -17,6 +17,8 @@ pub const POINTS: [f64; 3] = [0.01, 0.02, 0.03];
 pub struct TableRow {
     /// Row label (method).
     pub method: String,
+    /// The metric of the value (a table with several metrics shows one row per method and metric).
+    pub metric: String,
     /// Column label (data set).
     pub dataset: String,
     /// Our value, if any.
@@ -50,6 +52,9 @@ pub fn read_table_csv(text: &str) -> Result<Vec<TableRow>, String> {
     let (m, d, o, p, df, pa, st) = (col("method")?, col("dataset")?, col("ours")?, col("paper")?, col("diff")?, col("params")?, col("status")?);
     // present only when the spec repeats its randomised cells
     let (sd, reps) = (col("sd").ok(), col("repeats").ok());
+    // tables with a `[table] mean_std` section: one row per selection and metric; the report shows
+    // (and scores) the means of the best single configuration, the Markdown table the rest
+    let (metric, selection) = (col("metric").ok(), col("selection").ok());
     // absent in tables written before the stopping reason was recorded
     let (stopped, short) = (col("stopped").ok(), col("stopped_short").ok());
     let num = |s: &str| s.trim().parse::<f64>().ok();
@@ -57,8 +62,13 @@ pub fn read_table_csv(text: &str) -> Result<Vec<TableRow>, String> {
     for (line, record) in reader.records().enumerate() {
         let f = record.map_err(|e| format!("table CSV row {}: {e}", line + 2))?;
         let get = |i: usize| f.get(i).unwrap_or_default().to_string();
+        let metric = metric.map(get).unwrap_or_default();
+        if selection.is_some_and(|i| get(i) != "best_single") || (selection.is_some() && metric.ends_with("_std")) {
+            continue;
+        }
         rows.push(TableRow {
             method: get(m),
+            metric,
             dataset: get(d),
             ours: num(&get(o)),
             paper: num(&get(p)),
@@ -359,23 +369,25 @@ fn withhold_refused(plan: &Plan, rows: &mut [TableRow], refused: &[(String, Stri
 /// then the row's scorecard; a gap beyond 3 points links to the method's parity note.
 fn write_table(body: &mut String, plan: &Plan, rows: &[TableRow], docs: &Path, out: &Path) -> std::fmt::Result {
     let mut datasets: Vec<&str> = Vec::new();
-    let mut methods: Vec<&str> = Vec::new();
+    // rows of the table: (method, metric) in order of appearance
+    let mut methods: Vec<(&str, &str)> = Vec::new();
     for r in rows {
         if !datasets.contains(&r.dataset.as_str()) {
             datasets.push(&r.dataset);
         }
-        if !methods.contains(&r.method.as_str()) {
-            methods.push(&r.method);
+        if !methods.contains(&(r.method.as_str(), r.metric.as_str())) {
+            methods.push((&r.method, &r.metric));
         }
     }
+    let several_metrics = methods.iter().any(|(m, x)| methods.iter().any(|(m2, x2)| m == m2 && x != x2));
     writeln!(
         body,
         "<table><tr><th></th>{}<th>within 1 / 2 / 3 points</th><th>mean |diff|</th><th>stopped short †</th></tr>",
         datasets.iter().map(|d| format!("<th>{}</th>", esc(d))).collect::<String>()
     )?;
-    for m in &methods {
-        let mine: Vec<&TableRow> = rows.iter().filter(|r| r.method == *m).collect();
-        let registry_name = plan.methods.iter().find(|x| x.label == *m).map(|x| x.name.clone()).unwrap_or_default();
+    for &(m, metric) in &methods {
+        let mine: Vec<&TableRow> = rows.iter().filter(|r| r.method == m && r.metric == metric).collect();
+        let registry_name = plan.methods.iter().find(|x| x.label == m).map(|x| x.name.clone()).unwrap_or_default();
         // the method's parity note: its name, its family's (rpg-tree -> rpg), DRTree's is DDRTree's
         let base = registry_name.split('-').next().unwrap_or("").to_string();
         let note_link = [registry_name.clone(), base.clone(), format!("d{base}")]
@@ -383,7 +395,11 @@ fn write_table(body: &mut String, plan: &Plan, rows: &[TableRow], docs: &Path, o
             .map(|n| docs.join("parity").join(format!("{n}.md")))
             .find(|p| !registry_name.is_empty() && p.is_file())
             .map(|p| relative(out, &p));
-        write!(body, "<tr><td>{}</td>", esc(m))?;
+        if several_metrics {
+            write!(body, "<tr><td>{} <small>{}</small></td>", esc(m), esc(metric))?;
+        } else {
+            write!(body, "<tr><td>{}</td>", esc(m))?;
+        }
         for d in &datasets {
             let cell = mine.iter().find(|r| r.dataset == *d);
             match cell {

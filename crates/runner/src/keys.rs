@@ -22,7 +22,7 @@
 
 use crate::data::Prepared;
 use crate::spec::external::SeedExternalKey;
-use crate::spec::{ExternalKey, Plan, Protocol, DIM_ENERGY};
+use crate::spec::{ExternalKey, Plan, Protocol, CLASSES, DIM_ENERGY};
 use serde::{Deserialize, Serialize};
 use structdr_methods::api::Stage;
 use structdr_methods::{ParamMap, ParamValue};
@@ -125,11 +125,19 @@ impl CellKey {
     }
 }
 
-/// The content key of `method` at `version` with `params` (dim possibly "energy") on a prepared
+/// The content key of `method` at `version` with `params` (dim possibly "energy", integers
+/// possibly "classes") on a prepared
 /// data set, evaluated by `protocols` (a method's [`crate::spec::MethodPlan::protocols`]; a
 /// figure panel's fit uses the spec's).
 pub fn cell_key(plan: &Plan, p: &Prepared, method: &str, version: u32, protocols: &[Protocol], params: &ParamMap) -> CellKey {
     let mut params = params.clone();
+    // `"classes"`: the data set's number of distinct labels (0 when unlabelled, which the method's
+    // own check then refuses with its range).
+    for v in params.values_mut() {
+        if *v == ParamValue::Str(CLASSES.into()) {
+            *v = ParamValue::Int(p.data.n_classes() as i64);
+        }
+    }
     let dim_source = if params.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
         params.insert("dim".into(), ParamValue::Int(p.energy_dim as i64));
         format!("energy{}{}", plan.rule_symbol(), plan.spec.dim.threshold)

@@ -15,6 +15,7 @@
 //! | [`spec`] | the spec TOML into a validated [`spec::Plan`]: `schema` (types), `validate` (every check), `grid` (grid expansion), `figures` (figure panels), `external` (external methods' keys), `plan` |
 //! | [`data`] | data sets loaded and preprocessed ([`data::Prepared`]); the energy-rule dimension ([`data::energy_dim`]) |
 //! | [`keys`] | cell keys and their hash, fit keys, seeds, the record schema version |
+//! | [`mean_std`] | the `[table] mean_std` section: mean ± std per metric under the best single configuration and the per-metric oracle |
 //! | [`cells`] | the grid cells of a plan, the figures' fit-only cells, which cells this invocation computes (filters, shards) |
 //! | [`store`] | records (checksums, claims, adoption of unversioned records, prune, seal), the fit cache (`fits`), which spec files write into a store (`ledger`): reads and writes, never fits |
 //! | [`stopping`] | why a recorded fit stopped: the record's typed reason, or what an older record allows to infer |
@@ -73,6 +74,7 @@ pub mod history;
 pub mod html;
 pub mod journal;
 pub mod keys;
+pub mod mean_std;
 pub mod nightly;
 pub mod outputs;
 pub mod pipeline;

@@ -34,6 +34,9 @@ pub struct Best {
     pub repeats: usize,
     /// Sample standard deviation (n - 1) of every metric over the seeds, when `repeats > 1`.
     pub sd: std::collections::BTreeMap<String, f64>,
+    /// For every `[table] mean_std` stem, the successful cell maximising `<stem>_mean` (the
+    /// per-metric oracle; ties go to the earlier grid cell), keyed by the stem.
+    pub oracle: std::collections::BTreeMap<String, Record>,
 }
 
 impl Best {
@@ -74,6 +77,7 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
             let (mut ok, mut first_error, mut degenerate) = (0, None, 0);
             let total = by_grid.len();
             let mut best: Option<(f64, Record, usize, std::collections::BTreeMap<String, f64>)> = None;
+            let mut oracle: std::collections::BTreeMap<String, (f64, Record)> = std::collections::BTreeMap::new();
             for seeds in by_grid.values() {
                 if let Some(r) = seeds.iter().flatten().find(|r| r.status != Status::Ok) {
                     degenerate += usize::from(seeds.iter().flatten().all(|r| r.status == Status::Degenerate));
@@ -86,6 +90,12 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
                 }
                 ok += 1;
                 let (rec, sd) = mean_over_seeds(&done);
+                for stem in &plan.spec.table.mean_std {
+                    let v = rec.metrics.get(&format!("{stem}_mean")).copied().unwrap_or(f64::NEG_INFINITY);
+                    if oracle.get(stem).is_none_or(|b| v > b.0) {
+                        oracle.insert(stem.clone(), (v, rec.clone()));
+                    }
+                }
                 let v = rec.metrics.get(metric).copied().unwrap_or(f64::NEG_INFINITY);
                 if best.as_ref().is_none_or(|b| v > b.0) {
                     best = Some((v, rec, done.len(), sd));
@@ -95,7 +105,8 @@ pub fn select(plan: &Plan, n_datasets: usize, results: &[(Cell, Option<Record>)]
                 Some((_, r, n, sd)) => (Some(r), n, sd),
                 None => (None, 1, Default::default()),
             };
-            out.push(Best { method: mi, dataset: di, record, ok, total, first_error, degenerate, metric: metric.to_string(), repeats, sd });
+            let oracle = oracle.into_iter().map(|(k, (_, r))| (k, r)).collect();
+            out.push(Best { method: mi, dataset: di, record, ok, total, first_error, degenerate, metric: metric.to_string(), repeats, sd, oracle });
         }
     }
     out
@@ -310,6 +321,7 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             .ok();
         }
     }
+    md.push_str(&crate::mean_std::markdown(plan, data, best));
     // Best cells that stopped short of their stopping rule: a footnote naming each.
     let short: Vec<String> = best
         .iter()
@@ -494,9 +506,52 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     if repeated {
         header.extend(["sd", "repeats"]);
     }
+    // `[table] mean_std`: one row per method, data set, selection and metric instead.
+    let mean_std = !plan.spec.table.mean_std.is_empty();
+    if mean_std {
+        header.insert(3, "selection");
+    }
     let mut csv = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
     csv.write_record(&header).map_err(std::io::Error::other)?;
-    for b in best {
+    if mean_std {
+        for e in crate::mean_std::entries(plan, data, best) {
+            let b = get(e.method, e.dataset);
+            let p = &data[e.dataset];
+            let o = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
+            let stop = e.record.map(Record::stop_reason);
+            let mut row = vec![
+                plan.methods[e.method].label.clone(),
+                p.label.clone(),
+                p.paper.clone().unwrap_or_default(),
+                e.selection.to_string(),
+                e.metric.clone(),
+                o(e.ours),
+                o(e.paper),
+                o(e.ours.zip(e.paper).map(|(a, b)| a - b)),
+                e.record.map(Record::params_string).unwrap_or_default(),
+                e.record.map(|r| r.dim.to_string()).unwrap_or_default(),
+                p.data.x.nrows().to_string(),
+                b.ok.to_string(),
+                b.total.to_string(),
+                e.record.map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
+                if e.record.is_some() {
+                    "ok"
+                } else if b.first_error.is_some() {
+                    "failed"
+                } else {
+                    "missing"
+                }
+                .to_string(),
+                stop.as_ref().map(|s| s.text()).unwrap_or_default(),
+                stop.as_ref().map(|s| s.stopped_short().to_string()).unwrap_or_default(),
+            ];
+            if repeated {
+                row.extend([String::new(), b.repeats.to_string()]);
+            }
+            csv.write_record(&row).map_err(std::io::Error::other)?;
+        }
+    }
+    for b in best.iter().filter(|_| !mean_std) {
         let m = &plan.methods[b.method];
         let p = &data[b.dataset];
         let ours = b.score();

@@ -296,6 +296,29 @@ fn spec_reference_values_match_tables_toml() {
             .map(|d| cols.iter().position(|c| c == d).unwrap_or_else(|| panic!("{}: data set {d} is not in table {id}", path.display())))
             .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{}: data sets {:?} not in the order of table {id} {cols:?}", path.display(), r.datasets);
+        // A table of metric sub-tables (`[table.acc_mean]`, ...) in the paper's units: `rows`
+        // hold the select metric, `metrics` the others, both scaled by `table_scale`.
+        if table.get("rows").is_none() {
+            let scale = r.table_scale.unwrap_or(1.0);
+            let select = plan.spec.select_metric();
+            let cited = std::iter::once((select.as_str(), &r.rows)).chain(r.metrics.iter().map(|(m, rows)| (m.as_str(), rows)));
+            for (metric, rows) in cited {
+                let sub = table.get(metric).unwrap_or_else(|| panic!("{}: table {id} has no metric {metric}", path.display()));
+                for (row, vals) in rows {
+                    let all: Vec<f64> = sub[row.as_str()]
+                        .as_array()
+                        .unwrap_or_else(|| panic!("{id}.{metric} has no row {row}"))
+                        .iter()
+                        .map(|v| v.as_float().unwrap())
+                        .collect();
+                    for (&k, v) in at.iter().zip(vals) {
+                        assert!((all[k] * scale - v).abs() <= 1e-9 * v.abs().max(1.0), "{}: {metric} row {row}: {} x {scale} != {v}", path.display(), all[k]);
+                    }
+                    checked += 1;
+                }
+            }
+            continue;
+        }
         for (row, vals) in &r.rows {
             // A row absent from the named table must come from a table over the same data sets
             // (table1_loocv carries the MPME and ESL rows of esl_table1).

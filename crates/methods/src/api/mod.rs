@@ -20,7 +20,7 @@ pub mod stop;
 pub use contract::{Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
 pub use declare::{Checked, Declared, ParamChoice};
 pub use info::MethodInfo;
-pub use params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage, AUTO, DIM_ENERGY, DIM_UNRESOLVED};
+pub use params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage, AUTO, CLASSES, DIM_ENERGY, DIM_UNRESOLVED};
 pub use stop::{relative_change, StopReason};
 
 use ndarray::ArrayView2;

@@ -32,6 +32,12 @@ pub const AUTO: &str = "auto";
 /// PCA-energy dimension (resolved by the caller before the method is built).
 pub const DIM_ENERGY: &str = "energy";
 
+/// The value of an integer parameter that asks for the data set's number of classes (e.g. a
+/// method's number of clusters, which the papers set to the class count of each set): a spec grid
+/// may write `n_clusters = "classes"`, and the runner resolves it per data set, before the cell's
+/// key is formed, to the number of distinct labels.
+pub const CLASSES: &str = "classes";
+
 impl serde::Serialize for ParamValue {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;

@@ -10,7 +10,7 @@
 
 use super::external::{check_depends_entry, default_depends, depends_sha256, files_sha256, ExternalKey, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S};
 use super::plan::MethodPlan;
-use super::schema::{ErrAt, MethodSpec, Protocol, Spec, SpecError, DIM_ENERGY, MAX_REPEATS};
+use super::schema::{ErrAt, MethodSpec, Protocol, Spec, SpecError, CLASSES, DIM_ENERGY, MAX_REPEATS};
 use structdr_methods::api::OutputKind;
 use structdr_methods::{ParamMap, ParamValue};
 use toml::Spanned;
@@ -129,6 +129,21 @@ pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt)
                     checked.push(pv);
                     continue;
                 }
+                if pv == ParamValue::Str(CLASSES.into()) {
+                    if matches!(schema.kind, structdr_methods::ParamKind::Int { .. }) {
+                        checked.push(pv); // resolved per data set (keys::cell_key)
+                    } else {
+                        errors.push(err(
+                            span.clone(),
+                            format!(
+                                "'{name}.{key}' = \"{CLASSES}\": only integer parameters may take the data set's number of classes ('{key}' is {})",
+                                schema.kind
+                            ),
+                        ));
+                        grid_ok = false;
+                    }
+                    continue;
+                }
                 match schema.check(name, &pv) {
                     Ok(ok) => checked.push(ok),
                     Err(e) => {
@@ -166,15 +181,20 @@ pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt)
         // Fill defaults (dim = "energy" is kept symbolic until the data set is known).
         let mut resolved = Vec::new();
         for c in cells {
+            // Symbolic values (resolved per data set) stand in as a valid value for the checks.
+            let symbolic: Vec<(String, ParamValue)> = c
+                .iter()
+                .filter(|(k, v)| (k.as_str() == "dim" && **v == ParamValue::Str(DIM_ENERGY.into())) || **v == ParamValue::Str(CLASSES.into()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             let mut concrete = c.clone();
-            if concrete.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
-                concrete.insert("dim".into(), ParamValue::Int(2));
+            for (k, _) in &symbolic {
+                let stand_in = if k == "dim" { ParamValue::Int(2) } else { info.param(k).map_or(ParamValue::Int(1), |p| p.default.clone()) };
+                concrete.insert(k.clone(), stand_in);
             }
             match info.resolve(&concrete) {
                 Ok(mut r) => {
-                    if c.get("dim") == Some(&ParamValue::Str(DIM_ENERGY.into())) {
-                        r.insert("dim".into(), ParamValue::Str(DIM_ENERGY.into()));
-                    }
+                    r.extend(symbolic);
                     resolved.push(r);
                 }
                 Err(e) => {

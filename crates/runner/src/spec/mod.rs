@@ -25,6 +25,18 @@
 //! [[method]]
 //! name = "le"
 //! grid = { k = [5, 10], dim = "energy" }
+//! # an integer parameter may be "classes": each data set's number of classes,
+//! # e.g. grid = { n_clusters = "classes", n_selected = [20, 40] }
+//!
+//! [table]                    # optional: <stem>_mean ± <stem>_std under two selections
+//! mean_std = ["acc", "nmi"]  # (best single configuration, per-metric oracle); CSV gains `selection`
+//!
+//! [reference]                # the papers' values (references, never outputs)
+//! source = "Paper, Table 1"
+//! datasets = ["helix"]
+//! # table = "id in tables.toml"; table_scale = 0.01 when the paper prints percent
+//! rows = { LE = [0.91] }     # the select metric
+//! # [reference.metrics.nmi_mean] holds further metrics, row -> values
 //!
 //! [[figure]]                 # a stand-alone figure: one fit per panel, fixed parameters
 //! name = "mpme_w"            # -> <output>/mpme_w.{png,svg}; every panel also in <output>/figures.md
@@ -60,7 +72,7 @@ pub use external::ExternalKey;
 pub use grid::{toml_to_param, GRID_CELL_LIMIT, PLAN_CELL_LIMIT};
 pub use plan::{MethodPlan, PanelPlan, Plan};
 pub use schema::{
-    ColourBy, DatasetSpec, DimRule, Evaluation, FigureDef, FigureKind, FigureSpec, MethodSpec, PanelDef, Protocol, Reference, Spec, SpecError, VertexOrder,
-    DIM_ENERGY, MAX_REPEATS,
+    ColourBy, DatasetSpec, DimRule, Evaluation, FigureDef, FigureKind, FigureSpec, MethodSpec, PanelDef, Protocol, Reference, Spec, SpecError, TableSpec,
+    VertexOrder, CLASSES, DIM_ENERGY, MAX_REPEATS,
 };
 pub use validate::{check_environment, check_id, load, parse, MAX_ID_LEN};

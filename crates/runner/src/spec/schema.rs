@@ -13,6 +13,9 @@ use toml::Spanned;
 /// A grid value of `dim`: a number or the data set's energy dimension.
 pub use structdr_methods::api::DIM_ENERGY;
 
+/// A grid value of an integer parameter: the data set's number of classes.
+pub use structdr_methods::api::CLASSES;
+
 /// A spec error, located at a line of the spec file when possible; `others` holds the further
 /// errors found in the same pass (`check` reports all of them at once, one per line).
 #[derive(Debug, thiserror::Error)]
@@ -269,13 +272,22 @@ pub struct Reference {
     /// Table id in `../shared/papers/tables.toml` (checked by a test when that file is present).
     #[serde(default)]
     pub table: Option<String>,
+    /// The spec's values are the table's times this factor (e.g. 0.01: the paper prints percent,
+    /// our records hold fractions); default 1.
+    #[serde(default)]
+    pub table_scale: Option<f64>,
     /// The paper's column names, in the order of `rows` values.
     pub datasets: Vec<String>,
     /// The paper's reduced dimension per data set (shown beside ours), when it reports one.
     #[serde(default)]
     pub d: Option<Vec<usize>>,
-    /// Paper row name -> values (one per entry of `datasets`).
+    /// Paper row name -> values (one per entry of `datasets`), in the spec's select metric.
     pub rows: BTreeMap<String, Vec<f64>>,
+    /// The paper's values of further metrics (`[reference.metrics.nmi_mean]`, ...): metric ->
+    /// row -> values, in the units of our records (e.g. fractions, not percent). Shown by the
+    /// `[table] mean_std` section beside ours.
+    #[serde(default)]
+    pub metrics: BTreeMap<String, BTreeMap<String, Vec<f64>>>,
 }
 
 impl Reference {
@@ -284,6 +296,28 @@ impl Reference {
         let j = self.datasets.iter().position(|d| d == paper_dataset)?;
         self.rows.get(row).and_then(|r| r.get(j)).copied()
     }
+    /// The paper's value of `metric` for `row` at column `paper_dataset`: from `rows` when
+    /// `metric` is the spec's select metric `select`, else from `metrics`.
+    pub fn metric_value(&self, metric: &str, select: &str, row: &str, paper_dataset: &str) -> Option<f64> {
+        if metric == select {
+            return self.value(row, paper_dataset);
+        }
+        let j = self.datasets.iter().position(|d| d == paper_dataset)?;
+        self.metrics.get(metric)?.get(row).and_then(|r| r.get(j)).copied()
+    }
+}
+
+/// Extra table sections (`[table]`).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    /// Metric stems shown as `<stem>_mean ± <stem>_std` (k-means: `acc`, `nmi`), each under two
+    /// selections side by side: the best single configuration (the row's selected cell, all
+    /// stems read from it) and the per-metric oracle (for each stem the cell maximising
+    /// `<stem>_mean`; with a feature-count grid, that is the best parameter point per feature
+    /// count and per metric, then the best count). Markdown in percent, CSV rows per metric.
+    #[serde(default)]
+    pub mean_std: Vec<String>,
 }
 
 /// Which figures to draw.
@@ -345,6 +379,9 @@ pub struct Spec {
     /// The papers' values shown beside ours (`[reference]`).
     #[serde(default)]
     pub reference: Option<Reference>,
+    /// Extra table sections (`[table]`).
+    #[serde(default)]
+    pub table: TableSpec,
     /// Which automatic figures to draw (`[figures]`).
     #[serde(default)]
     pub figures: FigureSpec,

@@ -208,8 +208,21 @@ fn check_datasets(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt, key_line
     }
 }
 
-/// `[reference]`: one value per reference data set in every row, and in `d`.
+/// `[reference]`: one value per reference data set in every row, and in `d`; `[table] mean_std`
+/// stems whose `<stem>_mean` and `<stem>_std` are metrics of the spec's protocols.
 fn check_reference(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt, key_line: KeyLine) {
+    let protocols: Vec<Protocol> = spec.evaluation.as_ref().map(|e| e.protocols.clone()).unwrap_or_default();
+    let known: Vec<&str> = protocols.iter().flat_map(|p| p.metrics().iter().copied()).collect();
+    for stem in &spec.table.mean_std {
+        for m in [format!("{stem}_mean"), format!("{stem}_std")] {
+            if !known.contains(&m.as_str()) {
+                errors.push(SpecError {
+                    line: key_line("mean_std"),
+                    ..err(None, format!("[table] mean_std = \"{stem}\": '{m}' is not a metric of the spec's protocols (they record: {})", known.join(", ")))
+                });
+            }
+        }
+    }
     if let Some(r) = &spec.reference {
         for (row, vals) in &r.rows {
             if vals.len() != r.datasets.len() {
@@ -217,6 +230,16 @@ fn check_reference(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt, key_lin
                     line: key_line(row),
                     ..err(None, format!("reference row '{row}' has {} values for {} data sets", vals.len(), r.datasets.len()))
                 });
+            }
+        }
+        for (metric, rows) in &r.metrics {
+            for (row, vals) in rows {
+                if vals.len() != r.datasets.len() {
+                    errors.push(SpecError {
+                        line: key_line(row),
+                        ..err(None, format!("reference.metrics.{metric} row '{row}' has {} values for {} data sets", vals.len(), r.datasets.len()))
+                    });
+                }
             }
         }
         if r.d.as_ref().is_some_and(|d| d.len() != r.datasets.len()) {
