@@ -24,7 +24,7 @@
 //! | [`external`] | running an external method's command for one fit |
 //! | [`exec`] | the one place fits run: grid cells ([`exec::run`]) and fit-only cells ([`exec::fit_only`]), in parallel with BLAS single-threaded, through the fit cache |
 //! | [`report`] | the best cell per (method, data set); tables (Markdown, CSV, LaTeX) |
-//! | [`figures`] | figures drawn from fits (`render`: plotters, `text`: glyphs) and `figures.md` |
+//! | [`figures`] | figures drawn from fits (`render`: plotters, `plots`: error-bar series and images, `text`: glyphs; `sensitivity`, `masks`: what those kinds compute) and `figures.md` |
 //! | [`pipeline`] | one spec end to end ([`run_spec`]) |
 //! | [`slurm`], [`fuzz`], [`nightly`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite; the HTML report; the nightly history |
 //! | [`commands`] | the command line: one file per group of commands (`verify` recomputes stored cells through [`exec::run`]) |
@@ -59,7 +59,7 @@
 //! | a metric or protocol | `crates/eval`; a `Protocol` variant in `spec/schema.rs`, its case in [`exec::evaluate`]; bump [`keys::SCHEMA`] if a metric's meaning changes |
 //! | a data format | `crates/datasets` (`parse/`, `file.rs`); its fuzz body in [`fuzz`] |
 //! | a report format | [`report`] (tables) or [`html`] (the HTML report) |
-//! | a figure kind | `FigureKind` in `spec/schema.rs`, its checks in `spec/figures.rs`, what it draws in [`figures`] (a new plot type in `figures/render.rs`) |
+//! | a figure kind | `FigureKind` in `spec/schema.rs`, its checks in `spec/figures.rs`, what it draws in [`figures`] (a new plot type in `figures/render.rs` or `figures/plots.rs`) |
 //! | a command | [`commands`] (its arguments and body in one file) |
 
 pub mod cells;

@@ -509,6 +509,115 @@ title = "theta"
     assert!(e.contains("figure 'theta', panel 'theta'") && e.contains("no connected components"), "{e}");
 }
 
+/// The sensitivity kind (one fit per swept value: k-means ACC / NMI with error bars, features
+/// scored, zeros of W, and a table per sweep in `figures.md`) and the masks kind (samples as
+/// images and masked by the selected features), with their keys refused where they do not apply.
+#[test]
+fn sensitivity_and_masks_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2 informative + 22 noise features: a 4 x 6 grey image per sample
+    let text = r#"
+id = "sweeps"
+title = "sweeps"
+[evaluation]
+protocols = ["kmeans"]
+restarts = 3
+[[dataset]]
+name = "three_clusters"
+label = "blobs"
+params = { n = 60, bridge = 0.0, noise = 0.1 }
+preprocess = [{ op = "noise_features", count = 22, seed = 1 }, { op = "minmax" }]
+[[figure]]
+name = "sens"
+title = "fsl sensitivity"
+kind = "sensitivity"
+[[figure.panel]]
+dataset = "blobs"
+method = "fsl"
+params = { lambda = 10.0, n_selected = 0, max_iter = 40 }
+vary = "b"
+values = [1.0, 3.0]
+title = "lambda = 10"
+[[figure]]
+name = "masks"
+title = "selected pixels"
+kind = "masks"
+image = { height = 4, width = 6 }
+frames = [0, 59]
+[[figure.panel]]
+dataset = "blobs"
+method = "fsl"
+params = { lambda = 10.0, b = 3.0, n_selected = 5, max_iter = 40 }
+title = "top 5"
+"#;
+    let plan = plan_in(dir.path(), text);
+    // one fit per swept value, each with the value in its parameters
+    let b: Vec<String> = plan.figures[0].iter().map(|p| p.params["b"].to_string()).collect();
+    assert_eq!(b, ["1.0", "3.0"]);
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!(out.figures.len(), 2 * 2 + 1);
+    for f in &out.figures {
+        assert!(std::fs::metadata(f).unwrap().len() > 1000, "{}", f.display());
+    }
+    let md = std::fs::read_to_string(dir.path().join("sweeps/figures.md")).unwrap();
+    // the sweep's table: one row per value, ACC and NMI in [0, 1], the support counted
+    let rows: Vec<&str> =
+        md.lines().skip_while(|l| !l.starts_with("| b | ACC | NMI | selected features |")).skip(2).take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    for r in &rows {
+        let cells: Vec<&str> = r.split(" | ").collect();
+        for c in &cells[1..3] {
+            let mean: f64 = c.split(" ± ").next().unwrap().trim().parse().unwrap();
+            assert!((0.0..=1.0).contains(&mean), "{r}");
+        }
+        let selected: usize = cells[3].trim().parse().unwrap();
+        assert!((1..=24).contains(&selected), "{r}");
+    }
+    assert!(md.contains("| lambda = 10 (b = 1.0) | fsl |") && md.contains("| lambda = 10 (b = 3.0) | fsl |"), "{md}");
+    // the masks: 5 features of the 24 are 5 pixels of a grey image
+    assert!(md.contains("5 of 24 features selected: 5 of 24 pixels; samples [0, 59]"), "{md}");
+    let svg = std::fs::read_to_string(dir.path().join("sweeps/sens.svg")).unwrap();
+    for needle in ["ACC", "NMI", "selected features", "zero entries of W (%)", "λ = 10"] {
+        assert!(svg.contains(needle), "{needle} missing from the SVG");
+    }
+
+    // misuse is rejected before any work, naming the figure
+    let e = spec_error(&text.replace("[evaluation]\nprotocols = [\"kmeans\"]\nrestarts = 3\n", ""));
+    assert!(e.contains("figure 'sens': kind = \"sensitivity\" scores k-means ACC and NMI"), "{e}");
+    let e = spec_error(&text.replace("params = { lambda = 10.0, n_selected = 0, max_iter = 40 }", "params = { lambda = 10.0, b = 1.0, n_selected = 0 }"));
+    assert!(e.contains("`vary = \"b\"` is also fixed in `params`"), "{e}");
+    let e = spec_error(&text.replace("values = [1.0, 3.0]", "values = [1.0]"));
+    assert!(e.contains("needs at least two values"), "{e}");
+    let e = spec_error(&text.replace("values = [1.0, 3.0]", "values = [1.0, -3.0]"));
+    assert!(e.contains("figure 'sens' (`b` = -3.0)"), "{e}");
+    let e = spec_error(&text.replace("vary = \"b\"\nvalues = [1.0, 3.0]\n", ""));
+    assert!(e.contains("a sensitivity panel needs `vary`"), "{e}");
+    let e = spec_error(
+        &text
+            .replace("kind = \"masks\"", "kind = \"weights\"\nimage = { height = 4, width = 6 }")
+            .replace("image = { height = 4, width = 6 }\nframes", "frames"),
+    );
+    assert!(e.contains("`image` and `frames` apply to masks figures only"), "{e}");
+    let e = spec_error(&text.replace("kind = \"sensitivity\"", "kind = \"weights\""));
+    assert!(e.contains("`vary` and `values` apply to sensitivity figures only"), "{e}");
+    let e = spec_error(&text.replace("image = { height = 4, width = 6 }\n", ""));
+    assert!(e.contains("kind = \"masks\" needs `image"), "{e}");
+    let e = spec_error(&text.replace("image = { height = 4, width = 6 }", "image = { height = 4, width = 6, channels = 2 }"));
+    assert!(e.contains("must be 1 (grey) or 3 (RGB)"), "{e}");
+    let e = spec_error(
+        &text
+            .replace("params = { lambda = 10.0, b = 3.0, n_selected = 5, max_iter = 40 }", "params = { dim = 2 }")
+            .replace("method = \"fsl\"\nparams = { dim = 2 }", "method = \"pca\"\nparams = { dim = 2 }"),
+    );
+    assert!(e.contains("'pca' returns no feature scores"), "{e}");
+    // what only the data can tell fails at drawing, with the panel named
+    for (bad, says) in [("image = { height = 4, width = 6 }", "image = { height = 5, width = 6 }"), ("frames = [0, 59]", "frames = [0, 60]")] {
+        let d2 = tempfile::tempdir().unwrap();
+        let e = structdr::run_spec(&plan_in(d2.path(), &text.replace(bad, says)), &opts(d2.path().into())).err().unwrap().to_string();
+        assert!(e.contains("figure 'masks', panel 'top 5'") && (e.contains("the data set has 24") || e.contains("sample 60")), "{e}");
+    }
+}
+
 /// A cell whose parameters hold a non-finite float (MPME's `C = inf`) is cached like any other:
 /// the second run computes nothing (JSON has no inf; the record writes it as `{"float": "inf"}`).
 #[test]

@@ -2,16 +2,21 @@
 //! [`crate::cells::panel_cells`]), what each panel draws and says in `figures.md`, and rendering
 //! ([`render`], plotters). Figures fit nothing themselves: their fits are fit-only cells, run by
 //! [`crate::exec::fit_only`] under the same content key as the grid cell each would be (through the
-//! fit cache, so a re-run draws from cached fits), and handed in as [`Fits`].
+//! fit cache, so a re-run draws from cached fits), and handed in as [`Fits`]. The parameter
+//! sensitivity and image-mask kinds have their own rooms ([`sensitivity`], [`masks`]) and plot
+//! types ([`plots`]).
 
+mod masks;
+pub mod plots;
 pub mod render;
+mod sensitivity;
 pub mod text;
 
 use crate::cells::FitCell;
 use crate::data::Prepared;
 use crate::exec::Fits;
 use crate::files::{atomic_write, sanitize};
-use crate::outputs::scored_coordinates;
+use crate::outputs::{n_selected, scored_coordinates};
 use crate::report::Best;
 use crate::spec;
 use std::path::{Path, PathBuf};
@@ -280,6 +285,9 @@ pub fn draw_figure_defs(
         let mut scatter = Vec::new();
         let mut lines = Vec::new();
         let mut heat = Vec::new();
+        let mut sweep_points = Vec::new();
+        let mut images = Vec::new();
+        let mut n_frames = 1;
         let mut rows: Vec<PanelRow> = Vec::new();
         let mut extra: Vec<String> = Vec::new();
         for (p, cell) in panels.iter().zip(cells) {
@@ -436,10 +444,29 @@ pub fn draw_figure_defs(
                     }
                     extra.push(format!("Components against labels, panel \"{}\" (counts):\n\n{t}", p.title));
                 }
+                FigureKind::Sensitivity => {
+                    let point = sensitivity::point(plan, p, cell, f, &coords, data).map_err(fail)?;
+                    result = point.summary();
+                    sweep_points.push(point);
+                }
+                FigureKind::Masks => {
+                    let scores = f.feature_scores().ok_or_else(|| fail("kind = \"masks\": the method returns no feature weights".into()))?;
+                    let shape = def.image.ok_or_else(|| fail("kind = \"masks\" needs `image`".into()))?;
+                    let frames = masks::frames(def.frames.as_deref(), data.x.nrows()).map_err(fail)?;
+                    n_frames = frames.len();
+                    // the features the protocols would score: n_selected, or the support at 0
+                    let m = n_selected(&cell.key.params, scores).min(scores.ranking.len());
+                    let (plain, hidden, summary) = masks::panels(&p.title, data, &scores.ranking[..m], &shape, &frames).map_err(fail)?;
+                    // a row of the samples as they are, then a row of them masked
+                    images.extend(plain);
+                    images.extend(hidden);
+                    result = summary;
+                }
             }
             let given: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
             rows.push(PanelRow {
-                title: p.title.clone(),
+                // the fits of a sweep share their panel's title: the swept value tells them apart
+                title: p.sweep.as_ref().map_or_else(|| p.title.clone(), |s| format!("{} ({} = {})", p.title, s.param, s.value)),
                 method: p.method.clone(),
                 params: given.join(", "),
                 n: coords.nrows(),
@@ -456,6 +483,16 @@ pub fn draw_figure_defs(
             FigureKind::Embedding | FigureKind::Graph => render::write_figure(&stem, &def.title, &scatter, def.columns),
             FigureKind::Convergence | FigureKind::Weights => render::write_lines(&stem, &def.title, &lines, def.columns),
             FigureKind::Adjacency | FigureKind::Contingency => render::write_heatmaps(&stem, &def.title, &heat, def.columns),
+            FigureKind::Sensitivity => {
+                let (panels, tables) = sensitivity::panels(&sweep_points);
+                extra.extend(tables);
+                // one sweep per row: its three plots side by side
+                plots::write_series(&stem, &def.title, &panels, Some(def.columns.unwrap_or(3)))
+            }
+            FigureKind::Masks => {
+                let aspect = def.image.map_or(1.0, |s| s.width as f64 / s.height as f64);
+                plots::write_images(&stem, &def.title, &images, Some(def.columns.unwrap_or(n_frames)), aspect)
+            }
         }
         .map_err(|e| anyhow::anyhow!("figure {}: {e}", stem.display()))?;
         if !quiet {

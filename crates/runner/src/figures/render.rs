@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 pub const PNG_SCALE: f64 = 2.0;
 
 /// Font sizes in figure units (plotters' sizes: an em is `size / 1.24` px).
-const TITLE_FONT: f64 = 20.0;
-const CAPTION_FONT: f64 = 16.0;
-const TICK_FONT: f64 = 14.0;
+pub(super) const TITLE_FONT: f64 = 20.0;
+pub(super) const CAPTION_FONT: f64 = 16.0;
+pub(super) const TICK_FONT: f64 = 14.0;
 const AXIS_FONT: f64 = 15.0;
 const LEGEND_FONT: f64 = 15.0;
 /// Height of one legend line, figure units.
@@ -70,7 +70,7 @@ pub enum Colouring {
 
 /// An axis tick label: 4 significant digits, scientific notation below 1e-3 and from 1e5 on (so
 /// embeddings of tiny scale get distinct ticks rather than "0.0" and "-0.0").
-fn tick(v: &f64) -> String {
+pub(super) fn tick(v: &f64) -> String {
     let a = v.abs();
     if a < 1e-12 {
         "0".into()
@@ -96,7 +96,7 @@ pub fn register_fonts() {
 }
 
 /// Categorical colours (tab10, navy, olive, then lighter tab20 tones): 20 distinct classes.
-const PALETTE: [RGBColor; 20] = [
+pub(super) const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -127,7 +127,7 @@ fn ramp(f: f64) -> RGBColor {
 
 /// A figure's key to its colours: every colouring of its panels with one name shares one entry.
 #[derive(Debug, Clone, PartialEq)]
-enum Legend {
+pub(super) enum Legend {
     /// The distinct labels over all panels, sorted; label `l` has colour `PALETTE[rank of l]`.
     Classes { name: String, labels: Vec<i64> },
     /// The range of the values over all panels, mapped onto [`ramp`].
@@ -293,12 +293,12 @@ where
 }
 
 /// Panels per row of a grid of `n` panels: `requested` (at least 1), else at most 4.
-fn columns(n: usize, requested: Option<usize>) -> usize {
+pub(super) fn columns(n: usize, requested: Option<usize>) -> usize {
     requested.unwrap_or(4).max(1).min(n.max(1))
 }
 
 /// A figure's geometry in figure units: panel grid, title band and legend lines.
-struct Layout {
+pub(super) struct Layout {
     width: u32,
     height: u32,
     rows: usize,
@@ -313,7 +313,7 @@ const TITLE_BAND: u32 = 44;
 impl Layout {
     /// A grid of `n` panels of `cell_w` x `cell_h`, `cols` per row, at least 640 wide and wide
     /// enough for `title`, with the legend lines of `legends` under it.
-    fn new(title: &str, n: usize, cols: usize, cell_w: u32, cell_h: u32, legends: &[Legend]) -> Layout {
+    pub(super) fn new(title: &str, n: usize, cols: usize, cell_w: u32, cell_h: u32, legends: &[Legend]) -> Layout {
         let rows = n.div_ceil(cols).max(1);
         let title_w = text::text_size(&greek(title), TITLE_FONT, true).0 + 40;
         let width = (cell_w * cols as u32).max(640).max(title_w);
@@ -324,7 +324,7 @@ impl Layout {
 
     /// Clears `root`, draws the figure title and the legend, and splits the rest into the panel
     /// grid; every size times `s`.
-    fn areas<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str, s: f64) -> Result<Vec<DrawingArea<DB, Shift>>, String>
+    pub(super) fn areas<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, title: &str, s: f64) -> Result<Vec<DrawingArea<DB, Shift>>, String>
     where
         DB::ErrorType: 'static,
     {
@@ -344,7 +344,7 @@ impl Layout {
 
     /// The caption font size (figure units) of `caption` in a panel: [`CAPTION_FONT`], smaller
     /// (down to 10) when the caption would not fit the panel's width.
-    fn caption_font(&self, caption: &str) -> f64 {
+    pub(super) fn caption_font(&self, caption: &str) -> f64 {
         let w = text::text_size(caption, CAPTION_FONT, false).0 as f64;
         let room = self.cell_w as f64 - 16.0;
         if w <= room {
@@ -362,7 +362,7 @@ impl Layout {
 
 /// Registers the fonts, creates `stem`'s directory and draws the figure twice with `draw`: to
 /// `<stem>.svg` at scale 1 and to `<stem>.png` at [`PNG_SCALE`]; returns both paths.
-fn write_both(
+pub(super) fn write_both(
     stem: &Path,
     layout: &Layout,
     draw: impl Fn(DrawingArea<GlyphText<BitMapBackend>, Shift>, f64) -> Result<(), String>,
@@ -382,7 +382,7 @@ fn write_both(
 
 /// Axis styling shared by every panel kind at scale `s`: no grid lines, labelled axes, ticks
 /// and tick labels sized for the saved figure.
-fn style_mesh<'a, 'b, X, Y, DB>(mesh: &mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>, s: f64, x_desc: &str, y_desc: &str)
+pub(super) fn style_mesh<'a, 'b, X, Y, DB>(mesh: &mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>, s: f64, x_desc: &str, y_desc: &str)
 where
     X: plotters::coord::ranged1d::Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
     Y: plotters::coord::ranged1d::Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,

@@ -42,6 +42,7 @@
 //! name = "mpme_w"            # -> <output>/mpme_w.{png,svg}; every panel also in <output>/figures.md
 //! title = "learned W"
 //! kind = "adjacency"         # embedding | graph | convergence | adjacency | weights | contingency
+//!                            # | sensitivity | masks
 //! order = "manifold"         # adjacency: sample | manifold | label | component
 //! columns = 5                # panels per row (default at most 4)
 //! # colour = "components"    # embedding / graph: auto | label | manifold | components | pc1
@@ -52,6 +53,26 @@
 //! method = "mpme"
 //! params = { C = 1.0, lambda = 10.0 }
 //! title = "C = 1"
+//!
+//! [[figure]]                 # parameter sensitivity: needs [evaluation] with "kmeans"
+//! name = "sweep"
+//! title = "FSL sensitivity"
+//! kind = "sensitivity"       # per panel: ACC / NMI with error bars, features scored, zeros of W
+//!
+//! [[figure.panel]]
+//! dataset = "yale"
+//! method = "fsl"
+//! params = { lambda = 10.0, n_selected = 0 }
+//! vary = "b"                 # swept parameter (not in params), one fit per value
+//! values = [0.1, 1.0, 10.0, 40.0]
+//!
+//! [[figure]]                 # images and their selected-feature masks (feature-score methods)
+//! name = "masks"
+//! title = "selected pixels"
+//! kind = "masks"
+//! image = { height = 76, width = 101, channels = 3, order = "row" }
+//! frames = [0, 100, 200, 300]    # samples drawn (default: 4 evenly spaced)
+//! # [[figure.panel]] as above, without vary / values
 //! ```
 //!
 //! The rooms: [`schema`] (the types as written, their defaults and errors), [`validate`] ([`load`],
@@ -70,9 +91,9 @@ pub mod validate;
 
 pub use external::ExternalKey;
 pub use grid::{toml_to_param, GRID_CELL_LIMIT, PLAN_CELL_LIMIT};
-pub use plan::{MethodPlan, PanelPlan, Plan};
+pub use plan::{MethodPlan, PanelPlan, Plan, SweepPoint};
 pub use schema::{
-    ColourBy, DatasetSpec, DimRule, Evaluation, FigureDef, FigureKind, FigureSpec, MethodSpec, PanelDef, Protocol, Reference, Spec, SpecError, TableSpec,
-    VertexOrder, CLASSES, DIM_ENERGY, MAX_REPEATS,
+    ColourBy, DatasetSpec, DimRule, Evaluation, FigureDef, FigureKind, FigureSpec, ImageShape, MethodSpec, PanelDef, PixelOrder, Protocol, Reference, Spec,
+    SpecError, TableSpec, VertexOrder, CLASSES, DIM_ENERGY, MAX_REPEATS,
 };
 pub use validate::{check_environment, check_id, load, parse, MAX_ID_LEN};

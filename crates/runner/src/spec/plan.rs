@@ -18,6 +18,22 @@ pub struct PanelPlan {
     pub params: ParamMap,
     /// Panel title (the given one, else `"<method> on <data set>"`).
     pub title: String,
+    /// Sensitivity figures: where this fit lies in its panel's sweep (`None` for other kinds).
+    pub sweep: Option<SweepPoint>,
+}
+
+/// One fit of a sensitivity panel: a `[[figure.panel]]` with `vary` and `values` expands into
+/// one [`PanelPlan`] per value, all with the panel's title and `group`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// Index of the `[[figure.panel]]` within its figure: the fits of one sweep share it.
+    pub group: usize,
+    /// The swept parameter (`vary`).
+    pub param: String,
+    /// Position of the value in `values` (its place on the x axis).
+    pub index: usize,
+    /// The value, as the parameter takes it (shown on the x axis and in `figures.md`).
+    pub value: structdr_methods::ParamValue,
 }
 
 /// A method with its grid expanded into fully resolved parameter sets.

@@ -420,6 +420,65 @@ pub enum FigureKind {
     /// Heat map of the learned connected components (rows) against the data set's labels
     /// (columns): the fraction of each component's samples carrying each label.
     Contingency,
+    /// Parameter sensitivity (ESL paper Fig. 8): every panel sweeps one parameter (its `vary`)
+    /// over its `values`, the panel's other parameters fixed (one fit per value), and is drawn as
+    /// a row of three plots against the swept value (equally spaced, labelled by value): k-means
+    /// ACC and NMI under the spec's `[evaluation]` (mean over the restarts, error bars one
+    /// standard deviation), the number of columns scored (for feature scores: the selected
+    /// features, `n_selected` or the support of the weights when it is 0), and the sparsity of the
+    /// learned W (percentage of the N^2 entries of the symmetrised W that are zero).
+    Sensitivity,
+    /// Images with the selected-feature mask (ESL paper Fig. 10c): for a feature-score method on
+    /// image data (`image` gives the shape), the samples in `frames` as they are (first row) and
+    /// masked (second row): the pixels none of whose channels is selected drawn black.
+    Masks,
+}
+
+/// How the features of an image sample are laid out: `x[i, f]` is pixel `(r, c)`, channel `k` at
+/// `f = (r width + c) channels + k` (`row`: row-major, channels interleaved, as
+/// `teapot_rotation` writes) or `f = k height width + c height + r` (`column`: column-major
+/// planes, as MATLAB's `.mat` images of scikit-feature are stored).
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PixelOrder {
+    /// Row-major pixels, channels interleaved.
+    #[default]
+    Row,
+    /// Column-major pixels, one plane per channel.
+    Column,
+}
+
+/// The shape of every sample of an image data set (`masks` figures).
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ImageShape {
+    /// Image height in pixels (>= 1).
+    pub height: usize,
+    /// Image width in pixels (>= 1).
+    pub width: usize,
+    /// Channels per pixel: 1 (grey) or 3 (RGB); default 1.
+    #[serde(default = "one")]
+    pub channels: usize,
+    /// Feature layout (default `row`).
+    #[serde(default)]
+    pub order: PixelOrder,
+}
+fn one() -> usize {
+    1
+}
+
+impl ImageShape {
+    /// The feature index of pixel `(r, c)`, channel `k`.
+    pub fn feature(&self, r: usize, c: usize, k: usize) -> usize {
+        match self.order {
+            PixelOrder::Row => (r * self.width + c) * self.channels + k,
+            PixelOrder::Column => k * self.height * self.width + c * self.height + r,
+        }
+    }
+    /// Features per sample: `height width channels`.
+    pub fn features(&self) -> usize {
+        self.height * self.width * self.channels
+    }
 }
 
 /// How the points of embedding and graph figures are coloured.
@@ -470,6 +529,12 @@ pub struct PanelDef {
     /// Panel title (default: method and data set).
     #[serde(default)]
     pub title: Option<String>,
+    /// Sensitivity figures: the parameter the panel sweeps (not also in `params`).
+    #[serde(default)]
+    pub vary: Option<Spanned<String>>,
+    /// Sensitivity figures: the values of `vary`, in drawing order (at least two, distinct).
+    #[serde(default)]
+    pub values: Vec<Spanned<toml::Value>>,
 }
 
 /// A stand-alone figure (`[[figure]]`), written to `<output>/<name>.{png,svg}`.
@@ -495,6 +560,13 @@ pub struct FigureDef {
     /// the panel (ESL embeds each component in its own centred coordinates, which would overlap).
     #[serde(default)]
     pub separate_components: bool,
+    /// Masks figures: the shape of every sample as an image (required for them, refused by
+    /// other kinds).
+    #[serde(default)]
+    pub image: Option<ImageShape>,
+    /// Masks figures: the samples drawn, 0-based row indices (default: 4 evenly spaced).
+    #[serde(default)]
+    pub frames: Option<Vec<usize>>,
     /// The panels (`[[figure.panel]]`), in drawing order (row by row).
     #[serde(rename = "panel")]
     pub panels: Vec<PanelDef>,
