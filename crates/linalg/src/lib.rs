@@ -9,6 +9,8 @@
 //! - [`Cholesky`]: `A = L L^T` with solves, `log det A = 2 sum_i log L_ii`, and the inverse.
 //! - [`sq_dists`] / [`sq_dists_between`]: pairwise squared Euclidean distances through one GEMM,
 //!   `||x_i - y_j||^2 = ||x_i||^2 + ||y_j||^2 - 2 x_i^T y_j`, clamped at 0.
+//! - [`diag_lowrank_bottom`]: the k smallest eigenpairs of `diag(d) + B B^T` (B tall) by block
+//!   Krylov on the Woodbury inverse, O(D r) per product instead of a dense D x D eigenproblem.
 //! - [`Pca`]: principal axes of the centred data and the energy rule [`energy_dim`].
 //! - [`SpdFactor`], [`log_det_inverse_upper`]: in-place Cholesky, solves and inverse on row-major
 //!   buffers whose one triangle the caller assembled.
@@ -26,6 +28,7 @@ pub mod blas;
 mod chol;
 mod dist;
 mod eig;
+mod lowrank;
 mod pca;
 pub mod sparse;
 mod spd;
@@ -33,6 +36,7 @@ mod spd;
 pub use chol::Cholesky;
 pub use dist::{row_sq_norms, sq_dists, sq_dists_between};
 pub use eig::{canonicalize_signs, eigh, eigh_bottom, eigh_top, reconstruct, SymmetricEigen};
+pub use lowrank::{diag_lowrank_bottom, LowRankEigOptions, LowRankEigen};
 pub use pca::{energy_dim, EnergyRule, Pca};
 pub use spd::{log_det_inverse_upper, SpdFactor};
 

@@ -41,6 +41,21 @@
 //! sum_{h<=k} d_ih) / 2`, `lambda = r`; F from `L_A`; W from the W step with `Q = I`.
 //!
 //! Feature scores `||w_i||_2`, ranked descending, ties by index.
+//!
+//! ## The W-step eigenproblem
+//! `A = X^T L_A X + gamma Q` is D x D, but `X^T L_A X = B B^T` with `B = X^T C` (D x r,
+//! `L_A = C C^T` from the N x N eigendecomposition of the Laplacian, r <= N) and `gamma Q` is a
+//! positive diagonal. For wide data (D >= [`ITERATIVE_MIN_D`] and D >= 2 N) the m bottom
+//! eigenvectors come from [`structdr_linalg::diag_lowrank_bottom`] (block Krylov on the Woodbury
+//! inverse, Ritz values and residuals with A itself, converged to `||A w - theta w|| <= 1e-11
+//! (theta_m + ||B||^2) + 2 eps max_i gamma q_ii`, warm-started from the previous W): O(D N) per product instead of a
+//! dense D x D eigenproblem. The dense `dsyevr` of the assembled A is used instead when D is
+//! small or not much larger than N, when the iteration does not converge, and when the cut is
+//! degenerate (`theta_{m+1} - theta_m` at round-off, [`DEGENERATE_GAP`]): there the bottom-m
+//! subspace is not determined by A and the dense solver's choice is kept. This happens in the
+//! first W step of wide data: with `Q = I`, A = `X^T L X + gamma I` has the eigenvalue gamma with
+//! multiplicity >= D - N + 1, and W is whichever basis of that null space the dense solver returns
+//! (the code's `eig` has the same arbitrariness). The counts of each kind are in the fit's notes.
 
 use super::common::{check_clusters, rank_by_weight, row_norms, SparseGraph};
 use crate::api::declare::{self, declare_params, fixed, Declared};
@@ -49,7 +64,7 @@ use crate::api::{
     check_input, numerical, numerics, Embedder, FeatureScores, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, Result, StopReason, Trace,
 };
 use ndarray::{concatenate, Array1, Array2, ArrayView2, Axis};
-use structdr_linalg::eigh_bottom;
+use structdr_linalg::{diag_lowrank_bottom, eigh, eigh_bottom, LowRankEigOptions};
 use structdr_numerics::neighbours::knn;
 use structdr_numerics::optim::projections::project_simplex;
 
@@ -58,6 +73,12 @@ const NAME: &str = "sogfs";
 pub const ZERO_EIG_C: f64 = 1e-9;
 /// The code's threshold on the sum of the c + 1 smallest.
 pub const ZERO_EIG_C1: f64 = 1e-11;
+/// The W step solves its eigenproblem iteratively (module doc, "The W-step eigenproblem") from
+/// this many features on, when D >= 2 N as well.
+pub const ITERATIVE_MIN_D: usize = 256;
+/// Relative gap `(theta_{m+1} - theta_m) / scale` below which the bottom-m subspace counts as
+/// not determined and the dense solver decides (as it always did).
+pub const DEGENERATE_GAP: f64 = 1e-8;
 
 declare_params! {
     /// SOGFS parameters (Nie, Zhu & Li 2016; Nie's code defaults).
@@ -79,6 +100,8 @@ declare_params! {
         _ = super::common::n_selected(),
         /// Whether lambda follows the eigengap (the code's rule); false keeps lambda = r (tests).
         pub adaptive: bool = fixed(true),
+        /// Whether every W-step eigenproblem is solved densely (tests; module doc).
+        pub dense_eig: bool = fixed(false),
     }
 }
 
@@ -103,6 +126,21 @@ pub struct SogfsSolution {
     pub converged: bool,
     /// Sum of the c smallest Laplacian eigenvalues at the end.
     pub eig_sum: f64,
+    /// How the W-step eigenproblems were solved.
+    pub eig_counts: EigCounts,
+}
+
+/// How many W-step eigenproblems each solver handled (module doc, "The W-step eigenproblem").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EigCounts {
+    /// Solved by the iterative diagonal-plus-low-rank solver.
+    pub iterative: usize,
+    /// Solved densely because the problem is small or not wide.
+    pub dense: usize,
+    /// Solved densely after the iterative solver found the cut degenerate.
+    pub degenerate: usize,
+    /// Solved densely after the iterative solver did not converge.
+    pub not_converged: usize,
 }
 
 /// Centres every feature and scales it to unit norm (`1 / sqrt(||x_f||^2 + eps)`, the code's).
@@ -142,25 +180,72 @@ fn w_objective(m: &Array2<f64>, w: &Array2<f64>, gamma: f64) -> f64 {
 }
 
 impl Sogfs {
-    /// The W step (step 2): returns W and updates the reweighting `q` in place.
-    pub fn w_step(&self, x: ArrayView2<f64>, graph: &SparseGraph, q: &mut Array1<f64>) -> Result<Array2<f64>> {
-        let lx = graph.laplacian_mul(x);
-        let mut m = x.t().dot(&lx);
-        m = (&m + &m.t()) * 0.5;
-        let mut prev = f64::NAN;
-        let mut w = Array2::zeros((x.ncols(), self.dim));
-        for _ in 0..self.inner_iter {
+    /// The W step (step 2): returns W and updates the reweighting `q` in place; `prev` (the last
+    /// W) warm-starts the iterative eigensolver, `counts` records which solver ran.
+    pub fn w_step(&self, x: ArrayView2<f64>, graph: &SparseGraph, q: &mut Array1<f64>, prev: Option<ArrayView2<f64>>, counts: &mut EigCounts) -> Result<Array2<f64>> {
+        let (n, d) = x.dim();
+        let dense_m = || {
+            let lx = graph.laplacian_mul(x);
+            let m = x.t().dot(&lx);
+            (&m + &m.t()) * 0.5
+        };
+        let dense_solve = |m: &Array2<f64>, q: &Array1<f64>| -> Result<Array2<f64>> {
             let mut a = m.clone();
             for (f, &qf) in q.iter().enumerate() {
                 a[[f, f]] += self.gamma * qf;
             }
-            w = eigh_bottom(a.view(), self.dim).map_err(numerical(NAME))?.vectors;
+            Ok(eigh_bottom(a.view(), self.dim).map_err(numerical(NAME))?.vectors)
+        };
+        let mut prev_obj = f64::NAN;
+        let mut w = Array2::zeros((d, self.dim));
+        if self.dense_eig || d < ITERATIVE_MIN_D || d < 2 * n || self.dim + 1 > d {
+            let m = dense_m();
+            for _ in 0..self.inner_iter {
+                w = dense_solve(&m, q)?;
+                counts.dense += 1;
+                *q = w.map_axis(Axis(1), |r| 0.5 / (r.dot(&r) + f64::EPSILON).sqrt());
+                let obj = w_objective(&m, &w, self.gamma);
+                if (prev_obj - obj).abs() <= 1e-6 * obj.abs() {
+                    break;
+                }
+                prev_obj = obj;
+            }
+            return Ok(w);
+        }
+        // X^T L X = B B^T, B = X^T C, L = C C^T (positive part of the N x N eigendecomposition)
+        let le = eigh(graph.dense_laplacian().view()).map_err(numerical(NAME))?;
+        let cols: Vec<usize> = (0..n).filter(|&i| le.values[i] > 0.0).collect();
+        let mut c = le.vectors.select(Axis(1), &cols);
+        for (j, &i) in cols.iter().enumerate() {
+            c.column_mut(j).mapv_inplace(|v| v * le.values[i].sqrt());
+        }
+        let b = x.t().dot(&c);
+        let mut m_dense: Option<Array2<f64>> = None;
+        let opts = LowRankEigOptions::default();
+        let mut start: Option<Array2<f64>> = prev.map(|p| p.to_owned());
+        for _ in 0..self.inner_iter {
+            let diag = q.mapv(|qf| self.gamma * qf);
+            let e = diag_lowrank_bottom(diag.view(), b.view(), self.dim, start.as_ref().map(|s| s.view()), &opts).map_err(numerical(NAME))?;
+            w = if e.converged && e.relative_gap() > DEGENERATE_GAP {
+                counts.iterative += 1;
+                e.vectors
+            } else {
+                if e.relative_gap() <= DEGENERATE_GAP {
+                    counts.degenerate += 1;
+                } else {
+                    counts.not_converged += 1;
+                }
+                let m = m_dense.get_or_insert_with(dense_m);
+                dense_solve(m, q)?
+            };
             *q = w.map_axis(Axis(1), |r| 0.5 / (r.dot(&r) + f64::EPSILON).sqrt());
-            let obj = w_objective(&m, &w, self.gamma);
-            if (prev - obj).abs() <= 1e-6 * obj.abs() {
+            // Tr(W^T X^T L X W) + gamma ||W||_{2,1}, the trace as ||B^T W||_F^2
+            let obj = b.t().dot(&w).mapv(|v| v * v).sum() + self.gamma * row_norms(w.view()).sum();
+            start = Some(w.clone());
+            if (prev_obj - obj).abs() <= 1e-6 * obj.abs() {
                 break;
             }
-            prev = obj;
+            prev_obj = obj;
         }
         Ok(w)
     }
@@ -207,7 +292,8 @@ impl Sogfs {
         let mut graph = symmetrise(&rows);
         let (mut f, _) = self.spectrum(&graph)?;
         let mut q = Array1::<f64>::ones(d);
-        let mut w = self.w_step(x.view(), &graph, &mut q)?;
+        let mut eig_counts = EigCounts::default();
+        let mut w = self.w_step(x.view(), &graph, &mut q, None, &mut eig_counts)?;
 
         let mut history = Vec::new();
         let mut lambdas = Vec::new();
@@ -225,7 +311,7 @@ impl Sogfs {
             }
             graph = symmetrise(&rows);
             // 2: W
-            w = self.w_step(x.view(), &graph, &mut q)?;
+            w = self.w_step(x.view(), &graph, &mut q, Some(w.view()), &mut eig_counts)?;
             // 3: F and the eigengap
             let f_old = f.clone();
             let (f_new, ev) = self.spectrum(&graph)?;
@@ -255,7 +341,7 @@ impl Sogfs {
                 break;
             }
         }
-        Ok(SogfsSolution { w, f, graph, history, lambdas, r, iterations, converged, eig_sum })
+        Ok(SogfsSolution { w, f, graph, history, lambdas, r, iterations, converged, eig_sum, eig_counts })
     }
 }
 
@@ -280,14 +366,21 @@ impl Embedder for Sogfs {
         } else {
             StopReason::FixedSchedule { iterations: sol.iterations }
         };
-        let notes = vec![format!(
-            "r = {:.6e}; lambda {:.3e} -> {:.3e}; sum of the {} smallest Laplacian eigenvalues {:.3e}",
-            sol.r,
-            sol.lambdas.first().copied().unwrap_or(f64::NAN),
-            sol.lambdas.last().copied().unwrap_or(f64::NAN),
-            self.n_clusters,
-            sol.eig_sum
-        )];
+        let ec = sol.eig_counts;
+        let notes = vec![
+            format!(
+                "r = {:.6e}; lambda {:.3e} -> {:.3e}; sum of the {} smallest Laplacian eigenvalues {:.3e}",
+                sol.r,
+                sol.lambdas.first().copied().unwrap_or(f64::NAN),
+                sol.lambdas.last().copied().unwrap_or(f64::NAN),
+                self.n_clusters,
+                sol.eig_sum
+            ),
+            format!(
+                "W-step eigenproblems: {} iterative (diagonal + low rank), {} dense, {} dense at a degenerate cut, {} dense after the iteration did not converge",
+                ec.iterative, ec.dense, ec.degenerate, ec.not_converged
+            ),
+        ];
         let mut fitted =
             Fitted::new(Output::FeatureScores(FeatureScores { weights: scores, ranking }), Trace::iterative(sol.history, sol.iterations, stop, ""));
         fitted.graph = Some(sol.graph.to_graph());
@@ -301,7 +394,7 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "SOGFS feature selection: min over W (W^T W = I), S (rows on the simplex, k neighbours) and F (F^T F = I) of sum_ij s_ij ||W^T x_i - W^T x_j||^2 + r s_ij^2 + gamma ||W||_{2,1} + lambda-weighted Tr(F^T L_S F), lambda adapted until S has n_clusters components; feature scores ||w_i||_2.",
         reference: "Nie, Zhu & Li, Unsupervised Feature Selection with Structured Graph Optimization, AAAI 2016; Nie's code (SOGFS.m, InterationW.m)",
-        version: 1,
+        version: 2,
         output: OutputKind::FeatureScores,
         needs_labels: false,
         accepts_init: false,
@@ -343,6 +436,42 @@ mod tests {
         assert_eq!(top, vec![0, 1, 2], "scores {s}");
         let wtw = sol.w.t().dot(&sol.w);
         assert!((wtw - Array2::<f64>::eye(3)).iter().all(|v| v.abs() < 1e-10));
+    }
+
+    #[test]
+    fn iterative_w_step_matches_the_dense_one_on_wide_data() {
+        // D = 300 >= ITERATIVE_MIN_D and >= 2 N: the W step's eigenproblems go to the
+        // diagonal-plus-low-rank solver, except the first (Q = I: the eigenvalue gamma has
+        // multiplicity >= D - N + 1, the cut is degenerate and the dense solver decides)
+        let x = clusters(60, 297, 4);
+        let base = Sogfs { n_clusters: 3, dim: 3, max_iter: 8, ..Sogfs::default() };
+        let it = base.solve(x.view()).unwrap();
+        let de = Sogfs { dense_eig: true, ..base.clone() }.solve(x.view()).unwrap();
+        assert_eq!(de.eig_counts.iterative + de.eig_counts.degenerate + de.eig_counts.not_converged, 0);
+        assert!(it.eig_counts.iterative > 0 && it.eig_counts.dense == 0, "{:?}", it.eig_counts);
+        assert_eq!(it.eig_counts.degenerate, 1, "{:?}", it.eig_counts);
+        assert_eq!(it.eig_counts.not_converged, 0, "{:?}", it.eig_counts);
+        assert_eq!(it.iterations, de.iterations);
+        assert_eq!(it.lambdas, de.lambdas);
+        for (a, b) in it.history.iter().zip(&de.history) {
+            assert!((a - b).abs() <= 1e-9 * b.abs(), "objective {a} vs {b}");
+        }
+        let (si, sd) = (row_norms(it.w.view()), row_norms(de.w.view()));
+        let top = sd.iter().cloned().fold(0.0, f64::max);
+        for (a, b) in si.iter().zip(&sd) {
+            assert!((a - b).abs() <= 1e-8 * top, "score {a} vs {b}");
+        }
+        assert_eq!(rank_by_weight(si.view())[..20], rank_by_weight(sd.view())[..20]);
+        // the same subspace: Tr(W^T A W) is basis-free, so compare the projectors
+        let p = |w: &Array2<f64>| w.dot(&w.t());
+        assert!((p(&it.w) - p(&de.w)).iter().all(|v| v.abs() < 1e-8));
+        // bit-identical for any rayon pool
+        let m = Sogfs { max_iter: 4, ..base.clone() };
+        let pool = |t: usize| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
+        let one = pool(1).install(|| m.fit(x.view(), 0).unwrap());
+        let two = pool(2).install(|| m.fit(x.view(), 0).unwrap());
+        assert_eq!(one.output, two.output);
+        assert!(one.notes[1].contains("iterative"), "{:?}", one.notes);
     }
 
     #[test]
