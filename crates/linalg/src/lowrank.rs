@@ -341,27 +341,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore]
-    fn experiment_sparse_reweighting() {
-        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(1);
-        let (n, r) = (300, 59);
-        let b = Array2::from_shape_fn((n, r), |(_, j)| rng.gen_range(-1.0..1.0) * 0.3 / (1.0 + j as f64));
-        for mode in 0..4 {
-            let d = Array1::from_shape_fn(n, |i| {
-                let w: f64 = match mode {
-                    0 => 1.0,
-                    1 => if i < 10 { 0.5 } else { 10f64.powf(-rng.gen_range(0.0..8.0)) },
-                    2 => if i < 10 { 0.5 } else { 10f64.powf(-rng.gen_range(0.0..2.0)) * 0.1 },
-                    _ => if i < 10 { 0.5 } else if i < 50 { 10f64.powf(-rng.gen_range(0.0..4.0)) * 0.1 } else { 0.0 },
-                };
-                100.0 * 0.5 / (w * w + f64::EPSILON).sqrt()
-            });
-            let it = diag_lowrank_bottom(d.view(), b.view(), 3, None, &LowRankEigOptions::default()).unwrap();
-            eprintln!("mode {mode}: converged {} restarts {} residual {:e} gap {:e}", it.converged, it.restarts, it.residual, it.relative_gap());
-        }
-    }
-
-    #[test]
     fn bit_identical_across_rayon_pools() {
         let (d, b) = case(300, 25, 3.0, 8);
         let run = |t: usize| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| diag_lowrank_bottom(d.view(), b.view(), 3, None, &LowRankEigOptions::default()).unwrap());
