@@ -10,7 +10,7 @@ use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use structdr_eval::{kmeans_protocol_with, loocv_1nn_accuracy, KmeansAlgorithm, KmeansOptions};
+use structdr_eval::{kmeans_protocol_brute_force, kmeans_protocol_with, loocv_1nn_accuracy, KmeansAlgorithm, KmeansOptions};
 
 const N: usize = 5000;
 const D: usize = 16;
@@ -64,5 +64,29 @@ fn bench_kmeans(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_loocv, bench_kmeans);
+/// The Table III load: N = 1440, k = 20, 20 restarts, z-scored-like overlapping classes in
+/// dimension 160; the pruned Lloyd path against the brute-force reference (same results).
+fn bench_kmeans_table3(c: &mut Criterion) {
+    const N3: usize = 1440;
+    const K3: usize = 20;
+    const D3: usize = 160;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+    let centres = Array2::from_shape_fn((K3, D3), |_| {
+        let z: f64 = StandardNormal.sample(&mut rng);
+        0.35 * z
+    });
+    let labels: Vec<i64> = (0..N3).map(|i| (i % K3) as i64).collect();
+    let y = Array2::from_shape_fn((N3, D3), |(i, d)| {
+        let z: f64 = StandardNormal.sample(&mut rng);
+        centres[[i % K3, d]] + z
+    });
+    let opts = KmeansOptions::default();
+    let mut g = c.benchmark_group("kmeans_table3");
+    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+    g.bench_function("1440x160_k20_r20/pruned", |b| b.iter(|| kmeans_protocol_with(y.view(), &labels, K3, 20, 7, &opts).unwrap()));
+    g.bench_function("1440x160_k20_r20/brute_force", |b| b.iter(|| kmeans_protocol_brute_force(y.view(), &labels, K3, 20, 7, &opts).unwrap()));
+    g.finish();
+}
+
+criterion_group!(benches, bench_loocv, bench_kmeans, bench_kmeans_table3);
 criterion_main!(benches);

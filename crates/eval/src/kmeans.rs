@@ -26,6 +26,14 @@
 //! [`KmeansAlgorithm::Lloyd`] is therefore a plain Lloyd iteration with k-means++ seeding written
 //! here, with a fixed summation order (points in index order) so that every run is bit-identical
 //! for a given seed, whatever the thread count.
+//!
+//! # Pruning
+//!
+//! The run skips the point-centre distances that provably cannot decide an assignment (Elkan's
+//! triangle-inequality bounds with a floating-point-safe margin, submodule `prune`, whose docs
+//! give the bounds and the proof). It returns the same bits as the plain brute-force iteration
+//! (k-means++, then every point against every centre), which is kept here as the reference
+//! ([`kmeans_protocol_brute_force`]) and compared bit for bit by the tests.
 
 use ndarray::{Array2, ArrayView2};
 use rand::{Rng, RngCore, SeedableRng};
@@ -39,6 +47,10 @@ use crate::hungarian::hungarian_acc;
 use crate::labels::n_classes;
 use crate::labels::Label;
 use crate::nmi::{nmi, NmiNorm};
+
+mod prune;
+#[cfg(test)]
+mod tests;
 
 /// Which k-means implementation runs each restart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -165,6 +177,27 @@ pub fn kmeans_protocol<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize, res
 
 /// [`kmeans_protocol`] with explicit options.
 pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize, restarts: usize, seed: u64, opts: &KmeansOptions) -> Result<KmeansReport> {
+    protocol(y, labels, k, restarts, seed, opts, Path::Pruned)
+}
+
+/// [`kmeans_protocol_with`] through the unpruned reference path: k-means++ and Lloyd computing
+/// every point-centre distance. Same report, bit for bit, several times slower; kept for the
+/// identity tests and benchmarks.
+#[doc(hidden)]
+pub fn kmeans_protocol_brute_force<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize, restarts: usize, seed: u64, opts: &KmeansOptions) -> Result<KmeansReport> {
+    protocol(y, labels, k, restarts, seed, opts, Path::BruteForce)
+}
+
+/// Which implementation of [`KmeansAlgorithm::Lloyd`] runs (same results).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// Elkan-pruned distances (module `prune`).
+    Pruned,
+    /// Every point-centre distance (the reference).
+    BruteForce,
+}
+
+fn protocol<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize, restarts: usize, seed: u64, opts: &KmeansOptions, path: Path) -> Result<KmeansReport> {
     const WHAT: &str = "kmeans_protocol";
     ensure_same_len(WHAT, y.nrows(), labels.len())?;
     validate(WHAT, y, k, opts)?;
@@ -181,7 +214,7 @@ pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize
         .into_par_iter()
         .map(|r| -> Result<KmeansRun> {
             let s = restart_seed(seed, r);
-            let fit = fit_unchecked(y, k, s, opts)?;
+            let fit = fit_unchecked(y, k, s, opts, path)?;
             Ok(KmeansRun {
                 seed: s,
                 sse: fit.sse,
@@ -241,7 +274,7 @@ pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize
 pub fn kmeans_fit(y: ArrayView2<f64>, k: usize, seed: u64, opts: &KmeansOptions) -> Result<KmeansFit> {
     validate("kmeans_fit", y, k, opts)?;
     let (ys, s) = crate::scale::safe_scale(y);
-    let mut fit = fit_unchecked(&ys.as_standard_layout().into_owned(), k, seed, &scaled_options(opts, s))?;
+    let mut fit = fit_unchecked(&ys.as_standard_layout().into_owned(), k, seed, &scaled_options(opts, s), Path::Pruned)?;
     fit.centroids.mapv_inplace(|v| crate::scale::mul_pow2(v, -s));
     fit.sse = crate::scale::mul_pow2(fit.sse, -2 * s);
     fit.sum_dist = crate::scale::mul_pow2(fit.sum_dist, -s);
@@ -273,14 +306,23 @@ fn validate(what: &'static str, y: ArrayView2<f64>, k: usize, opts: &KmeansOptio
     Ok(())
 }
 
-fn fit_unchecked(y: &Array2<f64>, k: usize, seed: u64, opts: &KmeansOptions) -> Result<KmeansFit> {
+/// One run on row-major `y` (already scaled and validated).
+fn fit_unchecked(y: &Array2<f64>, k: usize, seed: u64, opts: &KmeansOptions, path: Path) -> Result<KmeansFit> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let (centroids, iterations) = match opts.algorithm {
-        KmeansAlgorithm::Lloyd => lloyd(y, k, &mut rng, opts),
-        KmeansAlgorithm::Linfa => (linfa_fit(y, k, rng, opts)?, 0),
+    let (centroids, iterations, labels, d2) = match (opts.algorithm, path) {
+        (KmeansAlgorithm::Lloyd, Path::Pruned) => prune::lloyd_pruned(y, k, &mut rng, opts),
+        (KmeansAlgorithm::Lloyd, Path::BruteForce) => {
+            let (centroids, iterations) = lloyd(y, k, &mut rng, opts);
+            let centroids = centroids.as_standard_layout().into_owned();
+            let (labels, d2) = assign(y, &centroids);
+            (centroids, iterations, labels, d2)
+        }
+        (KmeansAlgorithm::Linfa, _) => {
+            let centroids = linfa_fit(y, k, rng, opts)?.as_standard_layout().into_owned();
+            let (labels, d2) = assign(y, &centroids);
+            (centroids, 0, labels, d2)
+        }
     };
-    let centroids = centroids.as_standard_layout().into_owned();
-    let (labels, d2) = assign(y, &centroids);
     let sse = d2.iter().sum();
     let sum_dist = d2.iter().map(|d| d.sqrt()).sum();
     Ok(KmeansFit { labels, centroids, sse, sum_dist, iterations })
@@ -395,6 +437,8 @@ fn kmeans_plusplus(y: &Array2<f64>, k: usize, rng: &mut Xoshiro256PlusPlus) -> A
     centres
 }
 
+/// The reference Lloyd iteration (every distance computed); `prune::lloyd_pruned` returns the
+/// same bits.
 fn lloyd(y: &Array2<f64>, k: usize, rng: &mut Xoshiro256PlusPlus, opts: &KmeansOptions) -> (Array2<f64>, usize) {
     let dim = y.ncols();
     let ys = y.as_slice().expect("row-major");
