@@ -546,14 +546,15 @@ mod tests {
             let (x, y) = problem(seed, n, m);
             let g = x.t().dot(&x);
             let b = x.t().dot(&y);
-            let skip = Some(seed as usize % m);
+            let k = seed as usize % m;
+            let skip = Some(k);
             let bmax = (0..m).filter(|&j| Some(j) != skip).fold(0.0f64, |a, j| a.max(b[j].abs()));
             let mut previous: Vec<(usize, f64)> = Vec::new();
             for ratio in [0.9, 0.5, 0.1, 0.01, 0.001] {
                 let lambda = ratio * bmax;
                 let f = lasso_path_gram(g.view(), b.view(), skip, lambda);
                 assert_eq!(f.end, LarsEnd::Lambda, "seed {seed} ratio {ratio}");
-                assert_eq!(f.coef[skip.unwrap()], 0.0);
+                assert_eq!(f.coef[k], 0.0);
                 let xs = x.select(ndarray::Axis(1), &(0..m).filter(|&j| Some(j) != skip).collect::<Vec<_>>());
                 let cs = f.coef.iter().enumerate().filter(|&(j, _)| Some(j) != skip).map(|(_, &v)| v).collect::<Array1<f64>>();
                 let res = lasso_kkt_residual(xs.view(), y.view(), cs.view(), lambda);
