@@ -23,9 +23,9 @@
 //!    & Turlach ([`super::lars::lasso_active_set`], a few support solves when Z moved little);
 //!    failing that (a support outgrowing the rank, or no previous S), the LARS-lasso homotopy from
 //!    `rho_max` down to `rho_i` ([`super::lars::lasso_path_gram`]), its end re-solved on its
-//!    support and signs. Either answer is kept only with every KKT condition met to
-//!    [`WARM_KKT`] `x rho_max` (rounding level); the worst violation is reported (about 1e-15
-//!    on COIL20);
+//!    support and signs. The descent's answer is kept only with every KKT condition met to
+//!    [`WARM_KKT`] `x rho_max` (rounding level); the worst violation over all samples is
+//!    reported (about 1e-15 on COIL20);
 //! 2. P (local): at t = 1 the heat-kernel K-NN graph of X (the code's `constructW` defaults:
 //!    k = 5, width = the mean pairwise distance); afterwards, for each i, its k nearest samples
 //!    in Z (itself excluded) and `p_i = argmin_{simplex} sum_j p_ij d_ij + mu p_ij^2` on them,
@@ -69,8 +69,9 @@ use structdr_numerics::optim::projections::project_simplex;
 const NAME: &str = "fsasl";
 /// Floor of `||w_f||` in the reweighting (the code adds eps under the square root).
 pub const L21_FLOOR: f64 = 1e-16;
-/// A sample's previous support and signs are kept when the lasso solved on them meets the KKT
-/// conditions to this (relative to `rho_max`): rounding level, so only the exact support passes.
+/// KKT tolerance of the active-set descent, relative to the sample's `rho_max`: it stops when no
+/// correlation exceeds `rho_i` by more, and its answer is kept only when every KKT condition
+/// holds to it (rounding level, so only the exact support and signs pass).
 pub const WARM_KKT: f64 = 1e-11;
 /// Support solves allowed to the active-set descent from the previous S step's solution before
 /// the sample's lasso is solved by the path from `rho_max` instead.
