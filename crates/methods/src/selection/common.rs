@@ -475,98 +475,7 @@ pub fn refuse_constant_features(method: &'static str, x: ArrayView2<f64>) -> Res
     })
 }
 
-/// What [`lasso_gram`] returns.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LassoStatus {
-    /// Coordinate sweeps run (full and active-set).
-    pub sweeps: usize,
-    /// The KKT violation at the returned point ([`lasso_kkt`]).
-    pub kkt: f64,
-    /// Whether `kkt <= tol max(|b|)` was reached.
-    pub converged: bool,
-}
-
-/// The lasso in Gram form, `min_s 1/2 s^T G s - b^T s + rho ||s||_1` (with `G = A^T A`,
-/// `b = A^T y` this is `1/2 ||y - A s||^2 + rho ||s||_1` up to a constant), `s_skip = 0` held
-/// fixed, by cyclic coordinate descent from the warm start `s`: a full sweep, then sweeps over
-/// the nonzero coordinates until they settle, then a full sweep again, until the KKT violation
-/// ([`lasso_kkt`]) is at most `tol max_j |b_j|` or `max_sweeps` sweeps have run. `q = G s` is
-/// kept up to date (O(p) per nonzero change), so a sweep costs O(p + changes p). The coordinate
-/// minimiser is `s_j = soft(b_j - (G s)_j + G_jj s_j, rho) / G_jj` (0 when `G_jj = 0`).
-/// Sequential and deterministic. (Written here: no lasso or LARS exists in the workspace; the
-/// crates considered, `linfa-elasticnet` and `smartcore`, take a design matrix, not a Gram
-/// matrix, and would pull a second linear-algebra stack.)
-pub fn lasso_gram(g: ArrayView2<f64>, b: ArrayView1<f64>, rho: f64, skip: Option<usize>, s: &mut Array1<f64>, tol: f64, max_sweeps: usize) -> LassoStatus {
-    let p = b.len();
-    if let Some(k) = skip {
-        s[k] = 0.0;
-    }
-    let mut q = g.dot(&*s);
-    let bmax = b.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    let target = tol * bmax;
-    let mut sweeps = 0;
-    let update = |j: usize, s: &mut Array1<f64>, q: &mut Array1<f64>| -> f64 {
-        let gjj = g[[j, j]];
-        let old = s[j];
-        let new = if gjj > 0.0 {
-            let r = b[j] - q[j] + gjj * old;
-            (r.abs() - rho).max(0.0).copysign(r) / gjj
-        } else {
-            0.0
-        };
-        let delta = new - old;
-        if delta != 0.0 {
-            s[j] = new;
-            q.scaled_add(delta, &g.row(j));
-        }
-        delta.abs() * gjj.sqrt()
-    };
-    loop {
-        // full sweep
-        for j in 0..p {
-            if Some(j) != skip {
-                update(j, s, &mut q);
-            }
-        }
-        sweeps += 1;
-        let kkt = lasso_kkt(q.view(), b, rho, s.view(), skip);
-        if kkt <= target || sweeps >= max_sweeps {
-            return LassoStatus { sweeps, kkt, converged: kkt <= target };
-        }
-        // active set until it settles
-        let active: Vec<usize> = (0..p).filter(|&j| s[j] != 0.0).collect();
-        for _ in 0..50 {
-            if sweeps >= max_sweeps {
-                break;
-            }
-            let mut change = 0.0f64;
-            for &j in &active {
-                change = change.max(update(j, s, &mut q));
-            }
-            sweeps += 1;
-            if change <= 0.1 * target {
-                break;
-            }
-        }
-        // CD converges slowly on an ill-conditioned support: try the exact solution on the
-        // support with the current signs, `G_AA s_A = b_A - rho sign(s_A)`, kept if the signs hold
-        if !active.is_empty() && active.len() <= g.nrows() {
-            let ga = g.select(Axis(0), &active).select(Axis(1), &active);
-            let rhs = Array1::from_iter(active.iter().map(|&j| b[j] - rho * s[j].signum()));
-            if let Ok(sa) = Cholesky::factor(ga.view()).and_then(|c| c.solve_vec(rhs.view())) {
-                if active.iter().zip(sa.iter()).all(|(&j, &v)| v != 0.0 && v.signum() == s[j].signum()) {
-                    for (&j, &v) in active.iter().zip(sa.iter()) {
-                        let delta = v - s[j];
-                        s[j] = v;
-                        q.scaled_add(delta, &g.row(j));
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The lasso's KKT violation at `s` given `q = G s`: `max_j |b_j - q_j - rho sign(s_j)|` on the
+/// The lasso's KKT violation at `s` given `q = G s` (of `min_s 1/2 s^T G s - b^T s + rho ||s||_1`): `max_j |b_j - q_j - rho sign(s_j)|` on the
 /// nonzero coordinates and `max(0, |b_j - q_j| - rho)` on the zero ones (`skip` left out).
 pub fn lasso_kkt(q: ArrayView1<f64>, b: ArrayView1<f64>, rho: f64, s: ArrayView1<f64>, skip: Option<usize>) -> f64 {
     (0..b.len())
@@ -662,33 +571,5 @@ mod tests {
         let f = indicator_init(&[0, 1, 0, 2, 1, 0], 3) - 0.02;
         let g = f.t().dot(&f);
         assert!((g - Array2::<f64>::eye(3)).iter().all(|v| v.abs() < 1e-15));
-    }
-
-    #[test]
-    fn lasso_gram_meets_its_kkt_conditions_and_matches_a_one_dimensional_closed_form() {
-        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
-        for (rows, p) in [(4, 12), (20, 8), (6, 30)] {
-            let a = Array2::from_shape_fn((rows, p), |_| rng.gen_range(-1.0..1.0));
-            let y = Array1::from_shape_fn(rows, |_| rng.gen_range(-1.0..1.0));
-            let g = a.t().dot(&a);
-            let b = a.t().dot(&y);
-            let bmax = b.iter().fold(0.0f64, |m, &v: &f64| m.max(v.abs()));
-            for ratio in [0.01, 0.1, 0.5, 1.5] {
-                let rho = ratio * bmax;
-                let mut s = Array1::zeros(p);
-                let st = lasso_gram(g.view(), b.view(), rho, Some(2), &mut s, 1e-12, 100_000);
-                assert!(st.converged, "({rows}, {p}, {ratio}): kkt {:e}", st.kkt);
-                assert_eq!(s[2], 0.0);
-                let q = g.dot(&s);
-                assert!(lasso_kkt(q.view(), b.view(), rho, s.view(), Some(2)) <= 1e-11 * bmax);
-                if ratio >= 1.0 {
-                    assert!(s.iter().all(|&v| v == 0.0));
-                }
-            }
-        }
-        // one variable: s = soft(b, rho) / g
-        let mut s = Array1::zeros(1);
-        lasso_gram(array![[4.0]].view(), array![3.0].view(), 1.0, None, &mut s, 1e-14, 10);
-        assert!((s[0] - 0.5).abs() < 1e-15);
     }
 }
