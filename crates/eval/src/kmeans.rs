@@ -184,7 +184,14 @@ pub fn kmeans_protocol_with<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize
 /// every point-centre distance. Same report, bit for bit, several times slower; kept for the
 /// identity tests and benchmarks.
 #[doc(hidden)]
-pub fn kmeans_protocol_brute_force<L: Label>(y: ArrayView2<f64>, labels: &[L], k: usize, restarts: usize, seed: u64, opts: &KmeansOptions) -> Result<KmeansReport> {
+pub fn kmeans_protocol_brute_force<L: Label>(
+    y: ArrayView2<f64>,
+    labels: &[L],
+    k: usize,
+    restarts: usize,
+    seed: u64,
+    opts: &KmeansOptions,
+) -> Result<KmeansReport> {
     protocol(y, labels, k, restarts, seed, opts, Path::BruteForce)
 }
 

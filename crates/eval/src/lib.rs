@@ -43,7 +43,8 @@ mod scale;
 pub use error::{EvalError, Result};
 pub use hungarian::{hungarian_acc, linear_sum_assignment, max_matching_count, MAX_ABS_COST};
 pub use kmeans::{
-    kmeans_fit, kmeans_protocol, kmeans_protocol_brute_force, kmeans_protocol_with, mean_std, restart_seed, KmeansAlgorithm, KmeansFit, KmeansOptions, KmeansReport, KmeansRun,
+    kmeans_fit, kmeans_protocol, kmeans_protocol_brute_force, kmeans_protocol_with, mean_std, restart_seed, KmeansAlgorithm, KmeansFit, KmeansOptions,
+    KmeansReport, KmeansRun,
 };
 pub use knn::{loocv_1nn_accuracy, loocv_1nn_accuracy_within_groups, nearest_neighbours_loo};
 pub use labels::{contingency, n_classes, unique_labels, Label};

@@ -21,7 +21,7 @@
 //! Everything is sequential BLAS calls in a fixed order (no rayon), and the start block is
 //! deterministic, so results are bit-identical for any rayon pool size.
 
-use crate::{eigh, ensure_finite, eigh_top, LinalgError, Result, SpdFactor};
+use crate::{eigh, eigh_top, ensure_finite, LinalgError, Result, SpdFactor};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 /// Settings of [`diag_lowrank_bottom`].
@@ -245,15 +245,8 @@ pub fn diag_lowrank_bottom(d: ArrayView1<f64>, b: ArrayView2<f64>, k: usize, sta
         let converged = worst * scale <= opts.tol * scale + 2.0 * f64::EPSILON * d_max;
         let mut vectors = y.slice(s![.., ..k]).to_owned();
         crate::canonicalize_signs(&mut vectors);
-        out = Some(LowRankEigen {
-            values: theta.slice(s![..k]).to_owned(),
-            vectors,
-            next_value: theta[k],
-            residual: worst,
-            scale,
-            restarts: restart,
-            converged,
-        });
+        out =
+            Some(LowRankEigen { values: theta.slice(s![..k]).to_owned(), vectors, next_value: theta[k], residual: worst, scale, restarts: restart, converged });
         if converged {
             break;
         }
@@ -343,7 +336,13 @@ mod tests {
     #[test]
     fn bit_identical_across_rayon_pools() {
         let (d, b) = case(300, 25, 3.0, 8);
-        let run = |t: usize| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap().install(|| diag_lowrank_bottom(d.view(), b.view(), 3, None, &LowRankEigOptions::default()).unwrap());
+        let run = |t: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+                .install(|| diag_lowrank_bottom(d.view(), b.view(), 3, None, &LowRankEigOptions::default()).unwrap())
+        };
         let (x, y) = (run(1), run(2));
         assert_eq!(x.vectors, y.vectors);
         assert_eq!(x.values, y.values);

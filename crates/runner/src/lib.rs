@@ -15,7 +15,6 @@
 //! | [`spec`] | the spec TOML into a validated [`spec::Plan`]: `schema` (types), `validate` (every check), `grid` (grid expansion), `figures` (figure panels), `external` (external methods' keys), `plan` |
 //! | [`data`] | data sets loaded and preprocessed ([`data::Prepared`]); the energy-rule dimension ([`data::energy_dim`]) |
 //! | [`keys`] | cell keys and their hash, fit keys, seeds, the record schema version |
-//! | [`mean_std`] | the `[table] mean_std` section: mean ± std per metric under the best single configuration and the per-metric oracle |
 //! | [`cells`] | the grid cells of a plan, the figures' fit-only cells, which cells this invocation computes (filters, shards) |
 //! | [`store`] | records (checksums, claims, adoption of unversioned records, prune, seal), the fit cache (`fits`), which spec files write into a store (`ledger`): reads and writes, never fits |
 //! | [`stopping`] | why a recorded fit stopped: the record's typed reason, or what an older record allows to infer |
@@ -23,7 +22,7 @@
 //! | [`outputs`] | what a fit's output is scored and drawn as (the `n_selected` rule), a graph as an edge-list CSV |
 //! | [`external`] | running an external method's command for one fit |
 //! | [`exec`] | the one place fits run: grid cells ([`exec::run`]) and fit-only cells ([`exec::fit_only`]), in parallel with BLAS single-threaded, through the fit cache |
-//! | [`report`] | the best cell per (method, data set); tables (Markdown, CSV, LaTeX) |
+//! | [`report`] | the best cell per (method, data set) and the per-metric oracle; tables (Markdown, CSV, LaTeX), with the optional mean ± std section under both selections |
 //! | [`figures`] | figures drawn from fits (`render`: plotters, `plots`: error-bar series and images, `text`: glyphs; `sensitivity`, `masks`: what those kinds compute) and `figures.md` |
 //! | [`pipeline`] | one spec end to end ([`run_spec`]) |
 //! | [`slurm`], [`fuzz`], [`nightly`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite; the HTML report; the nightly history |
@@ -74,7 +73,6 @@ pub mod history;
 pub mod html;
 pub mod journal;
 pub mod keys;
-pub mod mean_std;
 pub mod nightly;
 pub mod outputs;
 pub mod pipeline;

@@ -199,11 +199,8 @@ pub(super) fn lloyd_pruned(y: &Array2<f64>, k: usize, rng: &mut Xoshiro256PlusPl
         }
     }
     let labels: Vec<usize> = pts.iter().map(|p| p.a).collect();
-    let d2: Vec<f64> = pts
-        .iter()
-        .enumerate()
-        .map(|(i, p)| if p.tight { p.ea } else { sq_dist4(&ys[i * dim..(i + 1) * dim], &centres[p.a * dim..(p.a + 1) * dim]) })
-        .collect();
+    let d2: Vec<f64> =
+        pts.iter().enumerate().map(|(i, p)| if p.tight { p.ea } else { sq_dist4(&ys[i * dim..(i + 1) * dim], &centres[p.a * dim..(p.a + 1) * dim]) }).collect();
     (Array2::from_shape_vec((k, dim), centres).expect("k x dim"), iterations, labels, d2)
 }
 

@@ -60,7 +60,14 @@ fn same_protocol(y: &Array2<f64>, labels: &[i64], k: usize, restarts: usize, see
         }
     }
     assert_eq!(a.best_sse_run, b.best_sse_run);
-    for (x, z) in [(a.acc_mean, b.acc_mean), (a.acc_std, b.acc_std), (a.nmi_mean, b.nmi_mean), (a.nmi_std, b.nmi_std), (a.acc_best_sse, b.acc_best_sse), (a.nmi_best_sse, b.nmi_best_sse)] {
+    for (x, z) in [
+        (a.acc_mean, b.acc_mean),
+        (a.acc_std, b.acc_std),
+        (a.nmi_mean, b.nmi_mean),
+        (a.nmi_std, b.nmi_std),
+        (a.acc_best_sse, b.acc_best_sse),
+        (a.nmi_best_sse, b.nmi_best_sse),
+    ] {
         assert_eq!(x.to_bits(), z.to_bits(), "{what}");
     }
 }
@@ -211,7 +218,8 @@ fn read_npy(path: &std::path::Path) -> Option<(Vec<usize>, Vec<f64>)> {
     if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
         return None;
     }
-    let (hl, start) = if b[6] == 1 { (usize::from(u16::from_le_bytes([b[8], b[9]])), 10) } else { (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12) };
+    let (hl, start) =
+        if b[6] == 1 { (usize::from(u16::from_le_bytes([b[8], b[9]])), 10) } else { (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12) };
     let header = std::str::from_utf8(&b[start..start + hl]).ok()?;
     if header.contains("'fortran_order': True") {
         return None;
@@ -245,7 +253,11 @@ fn coil20_subsets_if_available() {
         return;
     };
     let labels: Vec<i64> = yl.iter().map(|&v| v as i64).collect();
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("sub_")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("sub_"))
+        .collect();
     files.sort();
     let k = crate::labels::n_classes(&labels);
     let (mut t_new, mut t_ref) = (0.0, 0.0);

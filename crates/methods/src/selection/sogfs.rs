@@ -182,7 +182,14 @@ fn w_objective(m: &Array2<f64>, w: &Array2<f64>, gamma: f64) -> f64 {
 impl Sogfs {
     /// The W step (step 2): returns W and updates the reweighting `q` in place; `prev` (the last
     /// W) warm-starts the iterative eigensolver, `counts` records which solver ran.
-    pub fn w_step(&self, x: ArrayView2<f64>, graph: &SparseGraph, q: &mut Array1<f64>, prev: Option<ArrayView2<f64>>, counts: &mut EigCounts) -> Result<Array2<f64>> {
+    pub fn w_step(
+        &self,
+        x: ArrayView2<f64>,
+        graph: &SparseGraph,
+        q: &mut Array1<f64>,
+        prev: Option<ArrayView2<f64>>,
+        counts: &mut EigCounts,
+    ) -> Result<Array2<f64>> {
         let (n, d) = x.dim();
         let dense_m = || {
             let lx = graph.laplacian_mul(x);

@@ -13,8 +13,8 @@
 //! Markdown shows percent with two decimals, as the papers print them; the CSV rows carry the
 //! records' fractions.
 
+use super::best::{md_cell, Best};
 use crate::data::Prepared;
-use crate::report::{md_cell, Best};
 use crate::spec::Plan;
 use crate::store::Record;
 use std::fmt::Write as _;
