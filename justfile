@@ -45,7 +45,7 @@ table1 *ARGS: build
 esl-table1 *ARGS: build
     {{bin}} run experiments/esl_table1.toml {{ARGS}}
 
-# Table III of the ESL paper: k-means ACC on the features FSL selects: results/table3_fsl.{md,csv,tex}.
+# Table III of the ESL paper: k-means ACC and NMI (mean ± std) on the features FSL and the nine baselines select: results/table3_fsl.{md,csv,tex}.
 table3 *ARGS: build
     {{bin}} run experiments/table3_fsl.toml {{ARGS}}
 
