@@ -88,7 +88,7 @@ impl Operator<'_, '_> {
     fn apply_inv(&self, v: ArrayView2<f64>) -> Array2<f64> {
         let dv = &v * &self.dinv.view().insert_axis(Axis(1));
         let t = self.k.solve(self.b.t().dot(&dv).view());
-        let corr = self.b.dot(&t) * &self.dinv.view().insert_axis(Axis(1));
+        let corr = self.b.dot(&t) * self.dinv.view().insert_axis(Axis(1));
         dv - corr
     }
 }
@@ -294,7 +294,7 @@ mod tests {
             // Tr(W^T A W) evaluated accurately (diagonal and low-rank parts apart); the dense
             // solver's own error is eps ||A|| per eigenvalue, ||A|| ~ max d, so the bound is
             // 1e-10 relative or a few dense round-offs, whichever is larger
-            let obj = |w: &Array2<f64>| (w * w * &d.view().insert_axis(Axis(1))).sum() + b.t().dot(w).mapv(|v| v * v).sum();
+            let obj = |w: &Array2<f64>| (w * w * d.view().insert_axis(Axis(1))).sum() + b.t().dot(w).mapv(|v| v * v).sum();
             let exv = ex.vectors.slice(s![.., ..k]).to_owned();
             let (obj_ex, obj_it) = (obj(&exv), obj(&it.vectors));
             let a_norm = d.iter().cloned().fold(0.0, f64::max) + b.t().dot(&b).diag().sum();
