@@ -400,6 +400,33 @@ fn assign(y: &Array2<f64>, c: &Array2<f64>) -> (Vec<usize>, Vec<f64>) {
     (labels, d2)
 }
 
+/// The k-means++ draw of the next centre: sample i with probability `dmin_i / sum(dmin)` (the
+/// first i whose running sum of positive `dmin` exceeds `u * total`, u uniform in [0, 1); the last
+/// positive one when rounding puts `u * total` on the total); index 0 when every `dmin` is 0.
+/// One uniform is drawn only when the total is positive. Shared by both k-means paths, so their
+/// seeding consumes the RNG identically.
+pub(crate) fn kmeanspp_draw(dmin: &[f64], rng: &mut Xoshiro256PlusPlus) -> usize {
+    let total: f64 = dmin.iter().sum();
+    // `> 0` false also for NaN: no draw, index 0
+    let positive = total > 0.0;
+    if !positive {
+        return 0;
+    }
+    let r = rng.gen::<f64>() * total;
+    let mut acc = 0.0;
+    let mut last_positive = 0;
+    for (i, &d) in dmin.iter().enumerate() {
+        if d > 0.0 {
+            acc += d;
+            last_positive = i;
+            if acc > r {
+                return i;
+            }
+        }
+    }
+    last_positive // rounding: r landed on the total
+}
+
 fn kmeans_plusplus(y: &Array2<f64>, k: usize, rng: &mut Xoshiro256PlusPlus) -> Array2<f64> {
     let n = y.nrows();
     let dim = y.ncols();
@@ -410,29 +437,7 @@ fn kmeans_plusplus(y: &Array2<f64>, k: usize, rng: &mut Xoshiro256PlusPlus) -> A
     centres.row_mut(0).assign(&y.row(first));
     let mut dmin: Vec<f64> = (0..n).map(|i| sq_dist4(row(i), row(first))).collect();
     for c in 1..k {
-        let total: f64 = dmin.iter().sum();
-        let mut pick = 0;
-        if total > 0.0 {
-            // P(pick = i) = dmin_i / total: the first i whose cumulative sum exceeds u * total
-            let r = rng.gen::<f64>() * total;
-            let mut acc = 0.0;
-            let mut last_positive = 0;
-            let mut found = false;
-            for (i, &d) in dmin.iter().enumerate() {
-                if d > 0.0 {
-                    acc += d;
-                    last_positive = i;
-                    if acc > r {
-                        pick = i;
-                        found = true;
-                        break;
-                    }
-                }
-            }
-            if !found {
-                pick = last_positive; // rounding: r landed on the total
-            }
-        }
+        let pick = kmeanspp_draw(&dmin, rng);
         centres.row_mut(c).assign(&y.row(pick));
         for (i, d) in dmin.iter_mut().enumerate() {
             let e = sq_dist4(row(i), row(pick));

@@ -227,29 +227,7 @@ fn seed(ys: &[f64], n: usize, dim: usize, k: usize, rng: &mut Xoshiro256PlusPlus
     let mut cc = vec![0.0f64; k];
     let mut todo = Vec::with_capacity(n);
     for c in 1..k {
-        let total: f64 = dmin.iter().sum();
-        let mut pick = 0;
-        if total > 0.0 {
-            // P(pick = i) = dmin_i / total: the first i whose cumulative sum exceeds u * total
-            let r = rng.gen::<f64>() * total;
-            let mut acc = 0.0;
-            let mut last_positive = 0;
-            let mut found = false;
-            for (i, &d) in dmin.iter().enumerate() {
-                if d > 0.0 {
-                    acc += d;
-                    last_positive = i;
-                    if acc > r {
-                        pick = i;
-                        found = true;
-                        break;
-                    }
-                }
-            }
-            if !found {
-                pick = last_positive; // rounding: r landed on the total
-            }
-        }
+        let pick = super::kmeanspp_draw(&dmin, rng);
         centres[c * dim..(c + 1) * dim].copy_from_slice(row(pick));
         for (j, &q) in picks.iter().enumerate() {
             cc[j] = m.lo(sq_dist4(row(q), row(pick)));

@@ -301,67 +301,26 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     }
     let mut csv = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
     csv.write_record(&header).map_err(std::io::Error::other)?;
-    if mean_std {
-        for e in mean_std::entries(plan, data, best) {
-            let b = get(e.method, e.dataset);
-            let p = &data[e.dataset];
-            let o = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
-            let stop = e.record.map(Record::stop_reason);
-            let mut row = vec![
-                plan.methods[e.method].label.clone(),
-                p.label.clone(),
-                p.paper.clone().unwrap_or_default(),
-                e.selection.to_string(),
-                e.metric.clone(),
-                o(e.ours),
-                o(e.paper),
-                o(e.ours.zip(e.paper).map(|(a, b)| a - b)),
-                e.record.map(Record::params_string).unwrap_or_default(),
-                e.record.map(|r| r.dim.to_string()).unwrap_or_default(),
-                p.data.x.nrows().to_string(),
-                b.ok.to_string(),
-                b.total.to_string(),
-                e.record.map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
-                if e.record.is_some() {
-                    "ok"
-                } else if b.first_error.is_some() {
-                    "failed"
-                } else {
-                    "missing"
-                }
-                .to_string(),
-                stop.as_ref().map(|s| s.text()).unwrap_or_default(),
-                stop.as_ref().map(|s| s.stopped_short().to_string()).unwrap_or_default(),
-            ];
-            if repeated {
-                row.extend([String::new(), b.repeats.to_string()]);
-            }
-            csv.write_record(&row).map_err(std::io::Error::other)?;
-        }
-    }
-    for b in best.iter().filter(|_| !mean_std) {
-        let m = &plan.methods[b.method];
+    // One CSV row: the value `ours` of `metric` (under `selection`, for mean ± std tables) read from
+    // `record`, the cell of pair `b`.
+    let row_of = |b: &Best, selection: Option<&str>, metric: &str, ours: Option<f64>, paper: Option<f64>, record: Option<&Record>| -> Vec<String> {
         let p = &data[b.dataset];
-        let ours = b.score();
-        let paper = paper_of(b.method, b.dataset);
-        let diff = ours.zip(paper).map(|(o, p)| o - p);
         let o = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
-        let stop = b.record.as_ref().map(Record::stop_reason);
-        let mut row = vec![
-            m.label.clone(),
-            p.label.clone(),
-            p.paper.clone().unwrap_or_default(),
-            b.metric.clone(),
+        let stop = record.map(Record::stop_reason);
+        let mut row = vec![plan.methods[b.method].label.clone(), p.label.clone(), p.paper.clone().unwrap_or_default()];
+        row.extend(selection.map(str::to_string));
+        row.extend([
+            metric.to_string(),
             o(ours),
             o(paper),
-            o(diff),
-            b.record.as_ref().map(Record::params_string).unwrap_or_default(),
-            b.record.as_ref().map(|r| r.dim.to_string()).unwrap_or_default(),
+            o(ours.zip(paper).map(|(o, p)| o - p)),
+            record.map(Record::params_string).unwrap_or_default(),
+            record.map(|r| r.dim.to_string()).unwrap_or_default(),
             p.data.x.nrows().to_string(),
             b.ok.to_string(),
             b.total.to_string(),
-            b.record.as_ref().map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
-            if b.record.is_some() {
+            record.map(|r| format!("{:.3}", r.fit_seconds)).unwrap_or_default(),
+            if record.is_some() {
                 "ok"
             } else if b.first_error.is_some() {
                 "failed"
@@ -371,11 +330,23 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
             .to_string(),
             stop.as_ref().map(|s| s.text()).unwrap_or_default(),
             stop.as_ref().map(|s| s.stopped_short().to_string()).unwrap_or_default(),
-        ];
+        ]);
         if repeated {
-            row.extend([o(b.sd.get(&b.metric).copied()), b.repeats.to_string()]);
+            let sd = if selection.is_some() { None } else { b.sd.get(&b.metric).copied() };
+            row.extend([o(sd), b.repeats.to_string()]);
         }
-        csv.write_record(&row).map_err(std::io::Error::other)?;
+        row
+    };
+    if mean_std {
+        for e in mean_std::entries(plan, data, best) {
+            let row = row_of(get(e.method, e.dataset), Some(e.selection), &e.metric, e.ours, e.paper, e.record);
+            csv.write_record(&row).map_err(std::io::Error::other)?;
+        }
+    } else {
+        for b in best {
+            let row = row_of(b, None, &b.metric, b.score(), paper_of(b.method, b.dataset), b.record.as_ref());
+            csv.write_record(&row).map_err(std::io::Error::other)?;
+        }
     }
     let csv = csv.into_inner().map_err(|e| std::io::Error::other(e.to_string()))?;
 
