@@ -24,6 +24,15 @@ struct Shape {
     labels: Option<Option<Vec<i64>>>,
 }
 
+/// The shape of a data set read in full (an own file or a generated set), keeping the data in
+/// `raw` for [`prepare`].
+fn read_whole(read: Result<Dataset, String>, raw: &mut Option<Dataset>) -> Result<Shape, String> {
+    let ds = read?;
+    let shape = Shape { n: ds.x.nrows(), d: Some(ds.x.ncols()), labels: Some(ds.labels.clone()) };
+    *raw = Some(ds);
+    Ok(shape)
+}
+
 /// Every check of a plan's inputs that needs no fit, all problems at once, so that `check`
 /// refuses what `run` would and the two cannot drift (`run` calls this before anything else):
 /// [`spec::check_environment`] (files and programs exist); every own data file and labels file
@@ -55,31 +64,15 @@ pub fn check_inputs(plan: &Plan) -> Result<Checked, SpecError> {
             if !src.path.is_file() || src.labels.as_ref().is_some_and(|l| !l.is_file()) {
                 None // named by check_environment
             } else {
-                match structdr_datasets::file::load_file(name, &src) {
-                    Ok(ds) => {
-                        let shape = Shape { n: ds.x.nrows(), d: Some(ds.x.ncols()), labels: Some(ds.labels.clone()) };
-                        raw = Some(ds);
-                        Some(shape)
-                    }
-                    Err(e) => {
-                        errors.push(fail(format!("{what}: {e}")));
-                        None
-                    }
-                }
+                read_whole(structdr_datasets::file::load_file(name, &src).map_err(|e| e.to_string()), &mut raw)
+                    .map_err(|e| errors.push(fail(format!("{what}: {e}"))))
+                    .ok()
             }
         } else if structdr_datasets::synthetic::generators().iter().any(|g| g.name == name) {
             // generated in full (kept for `prepare`): its labels and shape are what the checks need
-            match structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)) {
-                Ok(ds) => {
-                    let shape = Shape { n: ds.x.nrows(), d: Some(ds.x.ncols()), labels: Some(ds.labels.clone()) };
-                    raw = Some(ds);
-                    Some(shape)
-                }
-                Err(e) => {
-                    errors.push(fail(format!("{what}: {e}")));
-                    None
-                }
-            }
+            read_whole(structdr_datasets::synthetic::generate(name, &d.params, d.seed.unwrap_or(plan.spec.seed)).map_err(|e| e.to_string()), &mut raw)
+                .map_err(|e| errors.push(fail(format!("{what}: {e}"))))
+                .ok()
         } else {
             let entry = local.as_ref().and_then(|l| l.get(name).ok()).or_else(|| builtin.get(name).ok());
             entry.map(|e| Shape { n: e.n_samples, d: Some(e.n_features), labels: (e.n_classes == 0).then_some(None) })
