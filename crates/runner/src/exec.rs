@@ -367,6 +367,7 @@ pub fn run(
         max_cells: opts.max_cells,
         only_cells: opts.only_cells.clone(),
     };
+    let all_missing = missing.clone();
     let (todo, skipped) = selection.apply(plan, |i| &results[i].0, missing);
     summary.skipped = skipped;
     summary.unverified = unverified.len();
@@ -388,6 +389,26 @@ pub fn run(
             todo.len(),
             if summary.skipped > 0 { format!(", {} left for later (--max-cells, --dataset, --method, --shard)", summary.skipped) } else { String::new() }
         );
+        let threads = rayon::current_num_threads();
+        if !todo.is_empty() {
+            for line in crate::cost::estimate(store, todo.iter().map(|&i| &results[i].0)).note(threads) {
+                eprintln!("{line}");
+            }
+        }
+        if summary.skipped > 0 {
+            // what the cells left for later would add, so a bounded sitting shows the whole bill
+            let now: std::collections::HashSet<usize> = todo.iter().copied().collect();
+            let later = all_missing.iter().filter(|i| !now.contains(i)).map(|&i| &results[i].0);
+            let est = crate::cost::estimate(store, later);
+            if est.cells > est.unknown {
+                eprintln!(
+                    "cost estimate of the {} cells left for later: about {} on {threads} threads{}",
+                    est.cells,
+                    crate::cost::human_seconds(est.wall_seconds(threads)),
+                    if est.unknown > 0 { format!(" ({} of them without an estimate)", est.unknown) } else { String::new() }
+                );
+            }
+        }
     }
     let pass = Pass {
         plan,
@@ -622,7 +643,7 @@ impl Pass<'_> {
 }
 
 /// BLAS single-threaded while it lives, the previous thread count restored when it drops: the
-/// thread layout of every parallel fit the runner makes (STACK.md P4), grid cells and fit-only
+/// thread layout of every parallel fit the runner makes (docs/blas.md B4), grid cells and fit-only
 /// cells alike, so a figure's fit reproduces its grid cell's fit bit for bit.
 struct OneBlasThread {
     previous: usize,
