@@ -40,9 +40,6 @@ pub enum EvalError {
         /// What is wrong.
         detail: String,
     },
-    /// linfa-clustering reported an error (only with [`crate::KmeansAlgorithm::Linfa`]).
-    #[error("linfa k-means failed: {0}")]
-    Linfa(String),
 }
 
 /// Result alias for this crate.

@@ -7,14 +7,13 @@
 //! the methods' version re-seeds emptied clusters, refuses duplicates and prunes with drift
 //! bounds for K in the thousands.
 //!
-//! # Why our own Lloyd iteration is the default (and linfa an option)
+//! # Why our own Lloyd iteration, and linfa-clustering only as a cross-check
 //!
 //! linfa-clustering 0.8.1's `KMeans` was checked for thread-count dependence: its assignment steps
 //! are element-wise `par_for_each` (each point's nearest centroid is computed on its own), its
 //! centroid update and inertia sum are sequential, and its k-means++ draws through one sequential
-//! RNG, so it *is* deterministic across rayon thread counts (the tests confirm it for
-//! [`KmeansAlgorithm::Linfa`]). It is nevertheless not the default, for three reasons found in
-//! its source (`k_means/algorithm.rs`):
+//! RNG, so it *is* deterministic across rayon thread counts. It does not match the protocol,
+//! for three reasons found in its source (`k_means/algorithm.rs`):
 //! 1. its update is "m_k-means", not Lloyd: every new centroid is
 //!    `(old centroid + sum of members) / (members + 1)`, i.e. the old centroid counts as one extra
 //!    member. MATLAB `kmeans`, Cai's `litekmeans` and scikit-learn use the plain mean, which is
@@ -25,7 +24,9 @@
 //!
 //! [`KmeansAlgorithm::Lloyd`] is therefore a plain Lloyd iteration with k-means++ seeding written
 //! here, with a fixed summation order (points in index order) so that every run is bit-identical
-//! for a given seed, whatever the thread count.
+//! for a given seed, whatever the thread count. linfa-clustering is a dev-dependency: the tests
+//! check that both find the same partition of separated clusters (`tests/kmeans.rs`), and the
+//! benchmark times both.
 //!
 //! # Pruning
 //!
@@ -60,9 +61,6 @@ pub enum KmeansAlgorithm {
     /// this crate (see the module docs for why). An empty cluster keeps its previous centre.
     #[default]
     Lloyd,
-    /// linfa-clustering 0.8.1 `KMeans` (k-means++ init, `n_runs(1)`), whose update is m_k-means
-    /// (the old centroid counts as one extra member). Reports `iterations = 0` (not exposed).
-    Linfa,
 }
 
 /// Settings of one k-means run; the defaults are k-means++ seeding, at most 300 iterations and
@@ -98,7 +96,7 @@ pub struct KmeansFit {
     pub sse: f64,
     /// `sum_i ||y_i - c_{labels_i}||` (unsquared; Cai's `litekmeans` selects restarts by this).
     pub sum_dist: f64,
-    /// Iterations performed (0 when not known, i.e. for [`KmeansAlgorithm::Linfa`]).
+    /// Iterations performed.
     pub iterations: usize,
 }
 
@@ -116,7 +114,7 @@ pub struct KmeansRun {
     pub acc: f64,
     /// [`nmi`] of this run's clusters with the protocol's normaliser.
     pub nmi: f64,
-    /// Iterations used (0 = unknown, linfa backend).
+    /// Iterations used.
     pub iterations: usize,
 }
 
@@ -324,29 +322,10 @@ fn fit_unchecked(y: &Array2<f64>, k: usize, seed: u64, opts: &KmeansOptions, pat
             let (labels, d2) = assign(y, &centroids);
             (centroids, iterations, labels, d2)
         }
-        (KmeansAlgorithm::Linfa, _) => {
-            let centroids = linfa_fit(y, k, rng, opts)?.as_standard_layout().into_owned();
-            let (labels, d2) = assign(y, &centroids);
-            (centroids, 0, labels, d2)
-        }
     };
     let sse = d2.iter().sum();
     let sum_dist = d2.iter().map(|d| d.sqrt()).sum();
     Ok(KmeansFit { labels, centroids, sse, sum_dist, iterations })
-}
-
-fn linfa_fit(y: &Array2<f64>, k: usize, rng: Xoshiro256PlusPlus, opts: &KmeansOptions) -> Result<Array2<f64>> {
-    use linfa::prelude::*;
-    use linfa_clustering::{KMeans, KMeansInit};
-    let data = linfa::DatasetBase::from(y.view());
-    let model = KMeans::params_with_rng(k, rng)
-        .n_runs(1)
-        .init_method(KMeansInit::KMeansPlusPlus)
-        .max_n_iterations(opts.max_n_iterations as u64)
-        .tolerance(opts.tolerance)
-        .fit(&data)
-        .map_err(|e| EvalError::Linfa(e.to_string()))?;
-    Ok(model.centroids().clone())
 }
 
 /// `sum_k (a_k - b_k)^2` with four interleaved partial sums (`k mod 4`), combined as

@@ -1,6 +1,17 @@
 //! NumPy `.npy` arrays (format versions 1.0, 2.0, 3.0), read without `unsafe` and with byte
 //! offsets in every error.
 //!
+//! # Why this reader and not `ndarray-npy`'s (which writes our `.npy` files)
+//!
+//! `ndarray-npy` 0.9 reads an array only as the element type the caller names, so a data set
+//! stored as `<f4`, `<i8`, `|u1` or `|b1` (all of which users hand us) would need a dispatch on a
+//! header we parse first anyway. This reader converts every numeric dtype of either byte order to
+//! `f64` in one pass, checks the declared shape against the file's length and against the
+//! caller's limits *before* reading the body (a 1.6 GB file of the wrong shape costs a 64 KiB
+//! read), and names the byte offset of every error. It is fuzzed (the `npy` target; corpus in
+//! `fuzz/corpus/npy/`) and property-tested, and the tests read back files `ndarray-npy` writes
+//! (f64, f32, i64, i32, Fortran order) as the independent cross-check.
+//!
 //! Layout: magic `\x93NUMPY`, major and minor version bytes, header length (u16 LE for v1,
 //! u32 LE for v2/v3), a Python dict literal `{'descr': '<f8', 'fortran_order': False,
 //! 'shape': (N, D), }`, then the raw data.
