@@ -6,25 +6,30 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 # The mirror of benchmark files in this workplace (replaces the canonical hosts when present).
 export STRUCTDR_MIRROR := env_var_or_default("STRUCTDR_MIRROR", if path_exists("../shared/datasets") == "true" { "../shared/datasets" } else { "" })
 # Debian's OpenBLAS picks AVX2 kernels on Zen 5; the binary sets SKYLAKEX itself when the CPU
-# has AVX-512 (STACK.md P2). Benchmarks run through cargo, so set it here too.
+# has AVX-512 (docs/blas.md B2). Benchmarks run through cargo, so set it here too.
 export OPENBLAS_CORETYPE := env_var_or_default("OPENBLAS_CORETYPE", if `grep -qw avx512f /proc/cpuinfo && echo y || echo n` == "y" { "SKYLAKEX" } else { "" })
 
 bin := env_var_or_default("CARGO_TARGET_DIR", "target") + "/release/structdr"
 
+# List the recipes.
 default:
     @just --list
 
-# Build the release binary.
+# `--workspace --bins --examples` resolves dependency features as `cargo test --workspace` does
+# (examples, like tests, activate the dev-dependencies), so after `just test` or CI the binary is
+# already built; `-p structdr` alone resolves fewer features and rebuilt 32 crates.
+# Build the release binary (with the test build's features: nothing rebuilds after `just test`).
 build:
-    cargo build --release -p structdr
+    cargo build --release --workspace --bins --examples
 
 # Main job on the embedded default: synthetic manifolds, table + figures in results/demo/ (no download).
 demo: build
     {{bin}} run experiments/demo.toml
     @echo "open results/demo/table.md and results/demo/embedding_*.png"
 
-# The test suite (numeric tests in release mode; data-set tests skip without the mirror), then the
-# habits: formatting, clippy with warnings as errors (missing docs included), benches compile.
+# Release mode for the numeric tests; data-set tests skip without the mirror; formatting, clippy
+# with warnings as errors (missing docs included) and the benches' build are part of it.
+# The test suite, then formatting, clippy (warnings are errors) and the benches' build.
 test:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets --release --quiet -- -D warnings
@@ -36,20 +41,25 @@ fetch: build
     {{bin}} datasets fetch --all
     {{bin}} datasets verify
 
-# Table 1 of the SPL paper (PCA, KPCA, LE, LLE, SPL, MPME, ESL): results/table1_loocv.{md,csv,tex}.
-# Resumable: finished cells are kept; `just table1 --max-cells 50` computes at most 50 new ones.
+# Rows PCA, KPCA, LE, LLE, SPL, MPME, ESL and the density baselines. Resumable: finished cells are
+# kept; before computing, the run prints what the missing cells will cost (from the store's records)
+# and how to bound a sitting: `just table1 --max-cells 50`, `--method ESL`, `--dataset letter`.
+# From scratch (`--force`) about 7 h on 2 cores (docs/tasks.md).
+# Table 1 of the SPL paper from its committed records (missing cells cost hours; bound with --max-cells N).
 table1 *ARGS: build
     {{bin}} run experiments/table1_loocv.toml {{ARGS}}
 
-# Table I of the ESL paper (MPME, ESL and the shared baselines), sharing table1's record store.
+# Table I of the ESL paper (MPME, ESL, shared baselines) from table1's records (missing cells cost hours).
 esl-table1 *ARGS: build
     {{bin}} run experiments/esl_table1.toml {{ARGS}}
 
-# Table III of the ESL paper: k-means ACC and NMI (mean ± std) on the features FSL and the nine baselines select: results/table3_fsl.{md,csv,tex}.
+# k-means ACC and NMI (mean ± std) on the features FSL and the nine baselines select:
+# results/table3_fsl.{md,csv,tex}; from scratch 28 min on 2 cores (docs/tasks.md).
+# Table III of the ESL paper from its committed records (from scratch about 30 min).
 table3 *ARGS: build
     {{bin}} run experiments/table3_fsl.toml {{ARGS}}
 
-# FSL under three feature scalings (raw, z-score, min-max) on Table III's sets: results/fsl_scaling.{md,csv,tex}.
+# FSL under three feature scalings (raw, z-score, min-max) on Table III's sets (committed records).
 fsl-scaling *ARGS: build
     {{bin}} run experiments/fsl_scaling.toml {{ARGS}}
 
@@ -65,7 +75,8 @@ figures-ddrtree: build
 figures-landmark: build
     {{bin}} run experiments/landmark_trees.toml
 
-# MPME's lambda scale: Table 1's MPME cells on pendigits scaled to [0, 1] (raw: 0.2633; about 20 min on 2 cores).
+# Table 1's MPME cells on pendigits scaled to [0, 1] (raw: 0.2633).
+# MPME's lambda scale on pendigits (committed records; from scratch about 20 min on 2 cores).
 mpme-scale: build
     {{bin}} run experiments/mpme_scale.toml
 
@@ -76,12 +87,16 @@ figures-trees: figures-rpg figures-ddrtree figures-landmark
 figures-mpme: build
     {{bin}} run experiments/mpme_sensitivity.toml
 
-# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MVU, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, MVU, MVUineq, MVU2, GPLVM, MEU, t-SNE); about 7 minutes on one core.
+# SPL paper Fig. 2 (six synthetic sets x KPCA, MVU, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME
+# paper Fig. 5 (five sets x MPME, KPCA, LE, MVU, MVUineq, MVU2, GPLVM, MEU, t-SNE).
+# The papers' comparison figures (SPL paper Fig. 2, MPME paper Fig. 5).
 figures-comparison: build
     {{bin}} run experiments/spl_fig2.toml
     {{bin}} run experiments/mpme_fig5.toml
 
-# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D (MPME paper Fig. 8, 9); about 3 minutes.
+# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5},
+# by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D.
+# Noisy teapot images by MPME and the MVU family (MPME paper Fig. 8, 9).
 figures-teapot: build
     {{bin}} run experiments/mpme_fig8.toml
 
@@ -89,14 +104,15 @@ figures-teapot: build
 figures-spl: build
     {{bin}} run experiments/spl_sensitivity.toml
 
-# ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4) and on COIL20, components vs objects (ESL paper Fig. 7; minutes).
+# ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4) and on COIL20 (Fig. 7).
 figures-esl: build
     {{bin}} run experiments/esl_yandb.toml
     {{bin}} run experiments/esl_coil20.toml
 
-# FSL figures of the ESL paper: Fig. 8 (parameter sensitivity on Yale: ACC / NMI, selected features,
-# sparsity of W over b and lambda), Fig. 9 (two moons + 1000 noise features: theta, selected features,
-# W) and Fig. 10 (teapot stand-in: embedding, W, masked images); about 45 s on one core.
+# Fig. 8 (parameter sensitivity on Yale: ACC / NMI, selected features, sparsity of W over b and
+# lambda), Fig. 9 (two moons + 1000 noise features: theta, selected features, W) and Fig. 10 (teapot
+# stand-in: embedding, W, masked images).
+# FSL figures of the ESL paper (Fig. 8, 9, 10).
 figures-fsl: build
     {{bin}} run experiments/fsl_fig8.toml
     {{bin}} run experiments/fsl_two_moons.toml
@@ -109,8 +125,9 @@ figures-usps1: build
 # Every figure of the papers' claims (issue 4); summary in results/claims_issue4.md.
 figures-density: figures-mpme figures-spl figures-esl figures-fsl figures-usps1 figures-comparison
 
-# Own data + external methods: a swiss roll written as a CSV, then PCA / LE / rproj (Rust) beside
-# classical MDS (numpy) and t-SNE (scikit-learn) with 5 seeds: results/external_demo/table.md.
+# A swiss roll written as a CSV, then PCA / LE / rproj (Rust) beside classical MDS (numpy) and
+# t-SNE (scikit-learn) with 5 seeds: results/external_demo/table.md.
+# Own data and external methods (Python, R) beside Rust ones.
 external-demo: build
     {{bin}} datasets export swiss_roll --param n=400 --seed 5 --out data/own/swiss_roll --csv
     {{bin}} run experiments/external_demo.toml
@@ -145,8 +162,9 @@ reproduce *ARGS: build
 nightly *ARGS: build
     {{bin}} nightly experiments/nightly/suite.toml {{ARGS}}; status=$?; {{bin}} history > /dev/null; exit $status
 
-# A one-node Slurm cluster on this machine (installs slurm-wlm and munge if missing), a spec as a
-# job array of 4 tasks through `structdr slurm --submit`, compared bit for bit with a local run.
+# Installs slurm-wlm and munge if missing; a spec as a job array of 4 tasks through
+# `structdr slurm --submit`, compared bit for bit with a local run.
+# A one-node Slurm cluster on this machine running a spec as a job array.
 slurm-test: build
     bash .ci/slurm-test
 
@@ -170,10 +188,11 @@ bench-tsne-fft: build
 bench-mvu: build
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python3 benches/mvu_peers.py target/release/structdr
 
-# libFuzzer on every parser (nightly toolchain + `cargo install cargo-fuzz`): each target runs SECS
-# seconds on its committed corpus fuzz/corpus/<target>/, which grows; a crash, a hang over 10 s or
-# an allocation over 2 GiB stops it with the input in fuzz/artifacts/<target>/ (logs: fuzz/logs/).
-# Fuzz every parser SECS seconds each (default 600); `just fuzz 600 npy csv`: only those targets.
+# libFuzzer (nightly toolchain + `cargo install cargo-fuzz`): each target runs SECS seconds on its
+# committed corpus fuzz/corpus/<target>/, which grows; a crash, a hang over 10 s or an allocation
+# over 2 GiB stops it with the input in fuzz/artifacts/<target>/ (logs: fuzz/logs/).
+# `just fuzz 600 npy csv` fuzzes only those targets.
+# Fuzz every parser SECS seconds each (default 600).
 fuzz SECS="600" *TARGETS:
     #!/usr/bin/env bash
     set -uo pipefail

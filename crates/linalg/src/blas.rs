@@ -1,7 +1,7 @@
 //! OpenBLAS thread control.
 //!
 //! OpenBLAS (pthreads) and rayon keep separate thread pools; calling multi-threaded BLAS inside
-//! `par_iter` oversubscribes the cores (STACK.md P4). The runner therefore runs every parallel grid
+//! `par_iter` oversubscribes the cores (docs/blas.md B4). The runner therefore runs every parallel grid
 //! cell with one BLAS thread. OpenBLAS also reduces in a thread-count-dependent order for some
 //! kernels, so fixing the BLAS thread count is part of bit-identical reproducibility.
 
@@ -66,7 +66,7 @@ pub fn with_threads<T>(n: usize, f: impl FnOnce() -> T) -> T {
 /// Whether this CPU has AVX-512F (Linux only; false elsewhere).
 ///
 /// Debian's OpenBLAS 0.3.21 does not recognise Zen 5 and falls back to Haswell (AVX2) kernels; with
-/// AVX-512 present, `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster on dgemm (STACK.md P2). The
+/// AVX-512 present, `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster on dgemm (docs/blas.md B2). The
 /// variable must be set before the library loads, which is why the binary re-executes itself.
 pub fn cpu_has_avx512f() -> bool {
     std::fs::read_to_string("/proc/cpuinfo").map(|s| s.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "avx512f"))).unwrap_or(false)

@@ -5,7 +5,7 @@
 //! - [`eigh`]: symmetric eigendecomposition by LAPACK divide and conquer (`dsyevd`), and
 //!   [`eigh_top`] / [`eigh_bottom`]: the k extremal eigenpairs by MRRR (`dsyevr`, range `I`),
 //!   which costs O(n^2 k) after the O(n^3) tridiagonalisation instead of computing all vectors.
-//!   (ndarray-linalg's `Eigh` calls the QR-based `dsyev`, 7x slower at n = 2000; see STACK.md P3.)
+//!   (ndarray-linalg's `Eigh` calls the QR-based `dsyev`, 7x slower at n = 2000; see docs/blas.md B3.)
 //! - [`Cholesky`]: `A = L L^T` with solves, `log det A = 2 sum_i log L_ii`, and the inverse.
 //! - [`sq_dists`] / [`sq_dists_between`]: pairwise squared Euclidean distances through one GEMM,
 //!   `||x_i - y_j||^2 = ||x_i||^2 + ||y_j||^2 - 2 x_i^T y_j`, clamped at 0.
@@ -21,7 +21,7 @@
 //! Conventions: samples are rows; eigenvectors are columns; eigenvector signs are canonicalised
 //! ([`canonicalize_signs`]) so that results are reproducible bit for bit.
 
-// Keep the OpenBLAS link directive (STACK.md: the `system` feature links Debian's libopenblas).
+// Keep the OpenBLAS link directive (docs/blas.md B1: the `system` feature links Debian's libopenblas).
 extern crate openblas_src;
 
 pub mod blas;

@@ -47,7 +47,7 @@ fn warn_if_blas_kernels_lack_avx512() {
 }
 
 /// Debian's OpenBLAS 0.3.21 does not recognise Zen 5 and picks AVX2 kernels; on a CPU with
-/// AVX-512 `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster (STACK.md P2). The variable is read when
+/// AVX-512 `OPENBLAS_CORETYPE=SKYLAKEX` is 1.65x faster (docs/blas.md B2). The variable is read when
 /// the library loads, so the binary re-executes itself once with it set. `STRUCTDR_NO_REEXEC=1`
 /// or an explicit `OPENBLAS_CORETYPE` disables this.
 fn reexec_with_openblas_coretype() {
