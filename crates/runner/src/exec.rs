@@ -473,7 +473,7 @@ pub fn run(
     if !write_errors.is_empty() {
         anyhow::bail!("{} of {} computed records could not be written:\n  {}", write_errors.len(), summary.computed, write_errors.join("\n  "));
     }
-    reread(store, &mut results, &mut summary, &refused);
+    reread(store, &mut results, &mut summary, &refused, &replaced);
     Ok((results, summary))
 }
 
@@ -488,7 +488,15 @@ const WAIT_NOTE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 /// counted in [`RunSummary::finished_elsewhere`], cells a live run still holds a claim on in
 /// [`RunSummary::claimed`], records refused now in [`RunSummary::refused`]; the failed and
 /// degenerate counts are the store's.
-fn reread(store: &Store, results: &mut [(Cell, Option<Record>)], summary: &mut RunSummary, refused_at_scan: &[(usize, String)]) {
+/// `replaced`: with `--force`, the records seen at the scan (write time, fit-time bits); a cell the
+/// run left for later still holding that record was not finished by anyone.
+fn reread(
+    store: &Store,
+    results: &mut [(Cell, Option<Record>)],
+    summary: &mut RunSummary,
+    refused_at_scan: &[(usize, String)],
+    replaced: &HashMap<String, (u64, u64)>,
+) {
     let mut refused: BTreeMap<usize, String> = refused_at_scan.iter().cloned().collect();
     let (mut found, mut skipped_found) = (0, 0);
     for (i, (c, r)) in results.iter_mut().enumerate() {
@@ -504,7 +512,8 @@ fn reread(store: &Store, results: &mut [(Cell, Option<Record>)], summary: &mut R
             }
             Lookup::Missing => None,
         };
-        if r.is_some() && !had {
+        let seen_at_scan = r.as_ref().is_some_and(|rec| replaced.get(&c.hash) == Some(&(rec.finished_at, rec.fit_seconds.to_bits())));
+        if r.is_some() && !had && !seen_at_scan {
             found += 1;
             // a cell this run left for later (filters, --max-cells) that another run finished
             skipped_found += usize::from(!refused_at_scan.iter().any(|(j, _)| *j == i));
