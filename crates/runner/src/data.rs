@@ -146,6 +146,29 @@ pub fn check_labelled(plan: &Plan, sets: &[(String, bool)]) -> Result<(), String
             if unlabelled.len() == 1 { "s" } else { "ve" }
         ));
     }
+    // `"classes"` resolves to each data set's number of classes: an unlabelled set has none, and
+    // the method's own range check would refuse the 0 without naming the spec's value
+    let by_classes: Vec<String> = plan
+        .methods
+        .iter()
+        .flat_map(|m| {
+            let keys: std::collections::BTreeSet<&str> = m
+                .cells
+                .iter()
+                .flat_map(|c| c.iter().filter(|(_, v)| **v == structdr_methods::ParamValue::Str(spec::CLASSES.into())).map(|(k, _)| k.as_str()))
+                .collect();
+            keys.into_iter().map(|k| format!("{}.{k}", m.label)).collect::<Vec<_>>()
+        })
+        .collect();
+    if !by_classes.is_empty() && !unlabelled.is_empty() {
+        return Err(format!(
+            "{} = \"classes\" takes each data set's number of classes, and data set{} {} ha{} no labels; give the labels ([[dataset]] labels = \"y.csv\" or label_column = N) or a number",
+            by_classes.join(", "),
+            if unlabelled.len() == 1 { "" } else { "s" },
+            unlabelled.join(", "),
+            if unlabelled.len() == 1 { "s" } else { "ve" }
+        ));
+    }
     Ok(())
 }
 

@@ -258,3 +258,24 @@ fn classes_on_a_float_parameter_is_refused() {
     let e = structdr::spec::parse(text, "t.toml", Path::new("t.toml")).unwrap_err().to_string();
     assert!(e.contains("only integer parameters may take the data set's number of classes"), "{e}");
 }
+
+/// `"classes"` on a data set without labels is refused by `structdr check`'s input checks, naming
+/// the method's parameter and the set (the method's own range check would only see a 0).
+#[test]
+fn classes_on_an_unlabelled_set_is_refused_before_fitting() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("x.csv");
+    std::fs::write(&csv, (0..30).map(|i| format!("{},{}\n", i, (i * 7) % 11)).collect::<String>()).unwrap();
+    let spec = dir.path().join("t.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "id = \"t\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"neighbourhood\"]\n[[dataset]]\npath = \"{}\"\nname = \"own\"\n[[method]]\nname = \"mcfs\"\nlabel = \"MCFS\"\ngrid = {{ n_clusters = \"classes\", n_selected = 1 }}\n",
+            csv.display()
+        ),
+    )
+    .unwrap();
+    let plan = structdr::spec::load(&spec).unwrap();
+    let e = structdr::data::check_inputs(&plan).err().expect("refused").to_string();
+    assert!(e.contains("MCFS.n_clusters = \"classes\"") && e.contains("data set own has no labels"), "{e}");
+}
