@@ -104,10 +104,11 @@ figures-teapot: build
 figures-spl: build
     {{bin}} run experiments/spl_sensitivity.toml
 
-# ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4) and on COIL20 (Fig. 7).
+# ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4), on Line + Circle (Fig. 6) and on COIL20 (Fig. 7).
 figures-esl: build
     {{bin}} run experiments/esl_yandb.toml
     {{bin}} run experiments/esl_coil20.toml
+    {{bin}} run experiments/esl_fig6.toml
 
 # Fig. 8 (parameter sensitivity on Yale: ACC / NMI, selected features, sparsity of W over b and
 # lambda), Fig. 9 (two moons + 1000 noise features: theta, selected features, W) and Fig. 10 (teapot
