@@ -178,9 +178,13 @@ pub fn evaluation_stage_params(method: &str) -> Vec<&'static str> {
 }
 
 /// The key under which a cell's fit is shared: the cell key without the method's
-/// evaluation-stage parameters (cells that differ only in those evaluate one fit).
+/// evaluation-stage parameters (cells that differ only in those evaluate one fit). An external
+/// method has none, whatever its name: a built-in of the same name says nothing about it.
 pub fn fit_key(key: &CellKey) -> CellKey {
     let mut k = key.clone();
+    if key.external.is_some() {
+        return k;
+    }
     for p in evaluation_stage_params(&key.method) {
         k.params.remove(p);
     }

@@ -1028,13 +1028,23 @@ fn external_methods_run_beside_rust_ones_and_fail_as_cells() {
     let baselines = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../baselines");
     // each script in a directory of its own: a script's directory is in its key, and the results
     // are written beside the scripts' directories, not into them
-    let [cmds_dir, fail_dir, quiet_dir] = ["cmds", "fail", "quiet"].map(|d| dir.path().join(d));
-    for d in [&cmds_dir, &fail_dir, &quiet_dir] {
+    let [cmds_dir, fail_dir, quiet_dir, local_dir] = ["cmds", "fail", "quiet", "local"].map(|d| dir.path().join(d));
+    for d in [&cmds_dir, &fail_dir, &quiet_dir, &local_dir] {
         std::fs::create_dir(d).unwrap();
     }
+    // the script alone, far from baselines/: `import structdr_io` finds structdr's own copy
     let script = cmds_dir.join("cmds.py");
     std::fs::copy(baselines.join("numpy_cmds.py"), &script).unwrap();
-    std::fs::copy(baselines.join("structdr_io.py"), cmds_dir.join("structdr_io.py")).unwrap();
+    // a script beside its own copy of the helper: that copy wins (Python searches the script's
+    // directory before PYTHONPATH)
+    let helper = std::fs::read_to_string(baselines.join("structdr_io.py")).unwrap();
+    std::fs::write(local_dir.join("structdr_io.py"), helper + "\nWHICH = 'local copy'\n").unwrap();
+    let local = local_dir.join("local.py");
+    std::fs::write(
+        &local,
+        "import structdr_io\nprint('helper:', getattr(structdr_io, 'WHICH', 'structdr copy'))\nx, p, seed, spec = structdr_io.cell()\nstructdr_io.write_embedding(spec, x[:, :2])\n",
+    )
+    .unwrap();
     let fail = fail_dir.join("fail.py");
     std::fs::write(&fail, "import sys\nprint('about to fail')\nsys.exit('no luck: bad parameter')\n").unwrap();
     let quiet = quiet_dir.join("quiet.py");
@@ -1061,36 +1071,50 @@ grid = {{ dim = 2 }}
 name = "cmds"
 command = ["python3", "{}"]
 grid = {{ dim = 2 }}
-randomised = false
 
 [[method]]
 name = "fails"
 command = ["python3", "{}"]
 grid = {{ dim = 2 }}
+randomised = true
 
 [[method]]
 name = "sleeps"
 command = ["python3", "-c", "import time; time.sleep(30)"]
 timeout_s = 0.5
 grid = {{ dim = 2 }}
-randomised = false
 
 [[method]]
 name = "quiet"
 command = ["python3", "{}"]
 grid = {{ dim = 2 }}
-randomised = false
+
+[[method]]
+name = "local"
+command = ["python3", "{}"]
+grid = {{ dim = 2 }}
 "#,
         script.display(),
         fail.display(),
-        quiet.display()
+        quiet.display(),
+        local.display()
     );
     let plan = plan_in(dir.path(), &text);
     let t0 = std::time::Instant::now();
     let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
-    // pca 1 + cmds 1 + fails 3 (randomised by default: repeats) + sleeps 1 + quiet 1
-    assert_eq!((out.summary.total, out.summary.failed), (7, 5));
+    // pca 1 + cmds 1 (deterministic by default: once, not `repeats` times) + fails 3 (declared
+    // randomised: repeats) + sleeps 1 + quiet 1 + local 1
+    assert_eq!((out.summary.total, out.summary.failed), (8, 5));
+    let cells_of = |m: &str| out.results.iter().filter(|(c, _)| c.key.method == m).count();
+    assert_eq!((cells_of("cmds"), cells_of("fails")), (1, 3));
+    assert!(!plan.methods.iter().find(|m| m.name == "cmds").unwrap().randomised);
     let rec = |label: &str| out.results.iter().find(|(c, _)| plan.methods[c.method].label == label).unwrap().1.clone().unwrap();
+    // structdr's copy of the helper is keyed where it may be what runs; a script's own copy wins
+    let helper_key = |m: &str| out.results.iter().find(|(c, _)| c.key.method == m).unwrap().0.key.external.clone().unwrap().helper_sha256;
+    assert_eq!(helper_key("cmds").as_deref(), Some(structdr_datasets::sha256_hex(structdr::spec::external::HELPER_PY.as_bytes()).as_str()));
+    assert_eq!(helper_key("local"), None);
+    let l = rec("local");
+    assert!(l.notes.iter().any(|n| n.contains("helper: local copy")), "{:?} {:?}", l.notes, l.error);
     // classical MDS is PCA: the same LOOCV accuracy, and the script's stdout is kept
     let (pca, cmds) = (rec("pca"), rec("cmds"));
     assert_eq!(cmds.status, structdr::store::Status::Ok, "{:?}", cmds.error);
@@ -1110,13 +1134,62 @@ randomised = false
     let after = out2.results.iter().find(|(c, _)| c.key.method == "cmds").unwrap().0.hash.clone();
     assert_ne!(before, after);
     // only the edited method's cell is computed again (failed cells are records too: --retry-failed)
-    assert_eq!((out2.summary.computed, out2.summary.cached), (1, 6));
+    assert_eq!((out2.summary.computed, out2.summary.cached), (1, 7));
     // check: a missing script, an unknown program (both what the machine lacks), a registry name
     let env_error = |t: &str| structdr::spec::check_environment(&plan_in(dir.path(), t)).unwrap_err().to_string();
     assert!(env_error(&text.replace("cmds.py", "nope.py")).contains("command file"));
     let e = env_error(&text.replace("[\"python3\", \"-c\"", "[\"no-such-program-xyz\", \"-c\"").replace("cmds.py", "nope.py"));
     assert!(e.contains("neither a file nor on PATH") && e.contains("nope.py"), "all problems at once: {e}");
-    assert!(spec_error(&text.replace("name = \"quiet\"", "name = \"pca\"")).contains("registered method"));
+}
+
+/// An external method named like a built-in one (here `pca`, as when structdr gains a built-in
+/// under a name a spec already used): the spec wins, the external command runs beside the
+/// built-in row, and the plan warns with the line.
+#[test]
+fn an_external_method_named_like_a_built_in_one_is_the_specs_and_warns() {
+    if !python_with_numpy() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("cmds.py");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../baselines/numpy_cmds.py"), &script).unwrap();
+    let text = format!(
+        r#"
+id = "t"
+title = "shadowing"
+repeats = 3
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "three_clusters"
+params = {{ n = 60 }}
+
+[[method]]
+name = "pca"
+label = "PCA (built-in)"
+grid = {{ dim = 2 }}
+
+[[method]]
+name = "pca"
+command = ["python3", "{}"]
+grid = {{ dim = 2 }}
+"#,
+        script.display()
+    );
+    let plan = plan_in(dir.path(), &text);
+    assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
+    assert!(plan.warnings[0].contains("spec.toml:20: method 'pca' has a command: the spec's external method runs"), "{}", plan.warnings[0]);
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((out.summary.total, out.summary.failed), (2, 0));
+    let rec = |label: &str| out.results.iter().find(|(c, _)| plan.methods[c.method].label == label).unwrap().clone();
+    let (builtin, external) = (rec("PCA (built-in)"), rec("pca"));
+    assert!(builtin.0.key.external.is_none() && external.0.key.external.is_some());
+    let ext = external.1.unwrap();
+    assert!(ext.notes.iter().any(|n| n.contains("cmds: 60 samples -> 2 dimensions")), "the script ran: {:?}", ext.notes);
+    // classical MDS is PCA up to signs: the same score from both rows
+    assert_eq!(ext.metrics["loocv_1nn_accuracy"], builtin.1.unwrap().metrics["loocv_1nn_accuracy"]);
 }
 
 #[test]

@@ -249,6 +249,17 @@ MCFS = [0.25]
     let report_rows = structdr::html::read_table_csv(&std::fs::read_to_string(&files.csv).unwrap()).unwrap();
     assert_eq!(report_rows.len(), 4);
     assert!(report_rows.iter().all(|r| r.metric.ends_with("_mean")));
+    // without a reference (as in the demo) the same values, no paper legend or |diff| column
+    let text = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(&spec, &text[..text.find("[reference]").unwrap()]).unwrap();
+    let plan = structdr::spec::load(&spec).unwrap();
+    let again = structdr::run_spec(&plan, &opts).unwrap();
+    assert_eq!(again.summary.computed, 0);
+    let md = std::fs::read_to_string(&again.tables.unwrap().md).unwrap();
+    let section = &md[md.find("## ACC and NMI as mean ± std").unwrap()..md.find("## Selected cells").unwrap()];
+    assert!(section.contains(&format!("{:.2} ± {:.2}", 100.0 * acc, 100.0 * sd)), "{section}");
+    assert!(!section.contains("mean abs diff") && !section.contains("**paper**") && !section.contains("| |\n"), "{section}");
+    assert!(section.contains("| | three_clusters | larger |\n|---|---:|---:|\n"), "{section}");
 }
 
 /// `"classes"` is for integer parameters only: a float parameter refuses it with a clear error.

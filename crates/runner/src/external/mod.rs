@@ -7,7 +7,11 @@
 //!   "n_features": D, "input": ".../input.npy", "labels": path or null, "workdir": "..."}`;
 //! - it runs `command... <workdir>` (the scratch directory appended as the last argument, also in
 //!   `$STRUCTDR_WORKDIR`) from the directory structdr runs in, with one BLAS / OpenMP thread
-//!   (`OMP_NUM_THREADS=1`, ...: structdr runs cells in parallel), a timeout, stdin closed;
+//!   (`OMP_NUM_THREADS=1`, ...: structdr runs cells in parallel), a timeout, stdin closed, and
+//!   the protocol's Python helper module importable from anywhere: structdr writes its own copy of
+//!   `structdr_io.py` ([`HELPER_PY`], keyed by [`crate::spec::external::helper_sha256`]) into `<workdir>/lib` and puts that directory first on
+//!   `PYTHONPATH` (a `structdr_io.py` beside the script still wins: Python searches the script's
+//!   directory before `PYTHONPATH`);
 //! - the command writes `embedding.npy` (N x d) or, with `output = "feature_scores"`,
 //!   `weights.npy` (D), and optionally `edges.npy` (E x 3: i, j, weight; a graph on the samples).
 //!
@@ -24,6 +28,7 @@
 pub mod contain;
 
 use crate::keys::CellKey;
+use crate::spec::external::{HELPER_FILE, HELPER_PY};
 use crate::spec::ExternalKey;
 use contain::Containment;
 use ndarray::{Array1, Array2};
@@ -37,6 +42,19 @@ use structdr_methods::{Graph, ParamValue};
 
 /// Characters of stdout and of stderr kept in the record (the last ones).
 const LOG_TAIL_CHARS: usize = 2000;
+
+/// Directory inside the scratch directory that holds the helper module ([`HELPER_PY`]) and is
+/// put first on `PYTHONPATH`.
+pub const HELPER_DIR: &str = "lib";
+
+/// `PYTHONPATH` for a run: `lib` first, then the caller's own `PYTHONPATH`, if any.
+fn python_path(lib: &Path) -> std::ffi::OsString {
+    let mut paths = vec![lib.to_path_buf()];
+    if let Some(old) = std::env::var_os("PYTHONPATH") {
+        paths.extend(std::env::split_paths(&old));
+    }
+    std::env::join_paths(paths).unwrap_or_else(|_| lib.as_os_str().to_owned())
+}
 
 fn param_json(v: &ParamValue) -> serde_json::Value {
     match v {
@@ -87,12 +105,18 @@ pub fn fit(key: &CellKey, ext: &ExternalKey, data: &Dataset, seed: u64) -> Resul
     std::fs::write(work.join("params.json"), serde_json::to_string_pretty(&spec).expect("json"))
         .map_err(|e| format!("writing {}: {e}", work.join("params.json").display()))?;
 
+    let lib = work.join(HELPER_DIR);
+    std::fs::create_dir_all(&lib)
+        .and_then(|()| std::fs::write(lib.join(HELPER_FILE), HELPER_PY))
+        .map_err(|e| format!("writing {}: {e}", lib.join(HELPER_FILE).display()))?;
+
     let (stdout_path, stderr_path) = (work.join("stdout.txt"), work.join("stderr.txt"));
     let file = |p: &PathBuf| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
     let token = contain::run_token();
     let mut cmd = containment.command(&ext.command, work, &token);
     cmd.arg(work)
         .env("STRUCTDR_WORKDIR", work)
+        .env("PYTHONPATH", python_path(&lib))
         .env("OMP_NUM_THREADS", "1")
         .env("OPENBLAS_NUM_THREADS", "1")
         .env("MKL_NUM_THREADS", "1")

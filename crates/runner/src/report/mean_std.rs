@@ -107,19 +107,31 @@ pub fn markdown(plan: &Plan, data: &[Prepared], best: &[Best]) -> String {
     };
     let has_paper = plan.spec.reference.is_some();
     let mut md = String::new();
-    writeln!(
-        md,
-        "\n## {} as mean ± std, both selections\n\nPercent; mean ± std over the k-means restarts of one cell. **single** = the best single configuration: the row's selected cell above (one parameter point and one number of selected features, maximising `{}`), every metric read from it. **oracle** = the per-metric oracle: for each metric the cell maximising its mean (the best parameter point per number of selected features and per metric, then the best number), so the metrics may come from different cells. An oracle row identical to the single row in every column is not repeated. **paper** = the papers' numbers; **diff** = ours - paper (means), with the mean |diff| over the data sets in the last column.",
-        stems.iter().map(|s| s.to_uppercase()).collect::<Vec<_>>().join(" and "),
-        plan.select_metric()
-    )
-    .ok();
+    let what = stems.iter().map(|s| s.to_uppercase()).collect::<Vec<_>>().join(" and ");
+    if has_paper {
+        writeln!(
+            md,
+            "\n## {what} as mean ± std, both selections\n\nPercent; mean ± std over the k-means restarts of one cell. **single** = the best single configuration: the row's selected cell above (one parameter point and one number of selected features, maximising `{}`), every metric read from it. **oracle** = the per-metric oracle: for each metric the cell maximising its mean (the best parameter point per number of selected features and per metric, then the best number), so the metrics may come from different cells. An oracle row identical to the single row in every column is not repeated. **paper** = the papers' numbers; **diff** = ours - paper (means), with the mean |diff| over the data sets in the last column.",
+            plan.select_metric()
+        )
+        .ok();
+    } else {
+        // without a reference: no paper rows, so neither their legend nor the |diff| column
+        writeln!(
+            md,
+            "\n## {what} as mean ± std, both selections\n\nPercent; mean ± std over the k-means restarts of one cell. **single** = the best single configuration: the row's selected cell above (the grid point maximising `{}`), every metric read from it. **oracle** = the per-metric oracle: for each metric the cell maximising its mean, so the metrics may come from different cells. An oracle row identical to the single row in every column is not repeated.",
+            plan.select_metric()
+        )
+        .ok();
+    }
     let cols: Vec<String> = data.iter().map(|p| md_cell(&p.label)).collect();
+    // the last column (mean |ours - paper|) only beside a reference
+    let (diff_head, diff_rule, diff_cell) = if has_paper { (" mean abs diff |", "---:|", " |") } else { ("", "", "") };
     for stem in stems {
         let (mean, std) = (format!("{stem}_mean"), format!("{stem}_std"));
         writeln!(md, "\n### {} (`{mean}` ± `{std}`)\n", stem.to_uppercase()).ok();
-        writeln!(md, "| | {} | mean abs diff |", cols.join(" | ")).ok();
-        writeln!(md, "|---|{}---:|", "---:|".repeat(data.len())).ok();
+        writeln!(md, "| | {} |{diff_head}", cols.join(" | ")).ok();
+        writeln!(md, "|---|{}{diff_rule}", "---:|".repeat(data.len())).ok();
         for (mi, m) in plan.methods.iter().enumerate() {
             let label = md_cell(&m.label);
             let same = (0..data.len()).all(|di| {
@@ -134,7 +146,7 @@ pub fn markdown(plan: &Plan, data: &[Prepared], best: &[Best]) -> String {
                     .map(|di| pm(pct(find(mi, di, sel, &mean).and_then(|e| e.ours)), pct(find(mi, di, sel, &std).and_then(|e| e.ours))))
                     .collect();
                 let bold = if sel == "best_single" { format!("**{label}** {name}") } else { format!("{label} {name}") };
-                writeln!(md, "| {bold} | {} | |", row.join(" | ")).ok();
+                writeln!(md, "| {bold} | {} |{diff_cell}", row.join(" | ")).ok();
             }
             if has_paper && m.paper_row.is_some() {
                 let row: Vec<String> = (0..data.len())

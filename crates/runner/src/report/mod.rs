@@ -294,7 +294,8 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
     if repeated {
         header.extend(["sd", "repeats"]);
     }
-    // `[table] mean_std`: one row per method, data set, selection and metric instead.
+    // `[table] mean_std`: one row per method, data set, selection and metric instead (and the main
+    // table's metric of rows that select by another metric).
     let mean_std = !plan.spec.table.mean_std.is_empty();
     if mean_std {
         header.insert(3, "selection");
@@ -338,6 +339,18 @@ pub fn write_tables(plan: &Plan, data: &[Prepared], best: &[Best], summary: &Run
         row
     };
     if mean_std {
+        // A row whose metric is not one of the section's (the demo: LOOCV in the main table, k-means
+        // ACC / NMI below) keeps its main-table value as a `best_single` row, so the CSV holds
+        // everything the Markdown shows.
+        let stems = &plan.spec.table.mean_std;
+        for b in best.iter().filter(|b| !stems.iter().any(|s| b.metric == format!("{s}_mean") || b.metric == format!("{s}_std"))) {
+            let mut row = row_of(b, Some("best_single"), &b.metric, b.score(), paper_of(b.method, b.dataset), b.record.as_ref());
+            if repeated {
+                let i = row.len() - 2; // the `sd` column: the main table's sd over the repeats
+                row[i] = b.sd.get(&b.metric).map(|v| format!("{v:.6}")).unwrap_or_default();
+            }
+            csv.write_record(&row).map_err(std::io::Error::other)?;
+        }
         for e in mean_std::entries(plan, data, best) {
             let row = row_of(get(e.method, e.dataset), Some(e.selection), &e.metric, e.ours, e.paper, e.record);
             csv.write_record(&row).map_err(std::io::Error::other)?;

@@ -10,11 +10,26 @@
 //! its path and bytes, sorted by path; symbolic links are followed, a directory reached a second
 //! time (a link loop) is hashed by its link text only. More than [`MAX_DEPENDS_FILES`] files or
 //! [`MAX_DEPENDS_BYTES`] bytes is an error that asks for `depends`.
+//!
+//! The helper module: every run may import structdr's own copy of `structdr_io.py`
+//! ([`HELPER_PY`], run by [`crate::external`]). When no dependency root holds a `structdr_io.py` of its own
+//! (a file so named, or one directly inside a root directory), that copy may be what runs, so its
+//! SHA-256 is keyed too ([`helper_sha256`]); a script beside its own copy (as in `baselines/`)
+//! keys that copy through its directory and its key has no helper field, as before.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 use structdr_methods::api::OutputKind;
+
+/// The Python side of the protocol, `baselines/structdr_io.py`, built into structdr: every run
+/// gets a copy on `PYTHONPATH` ([`crate::external`]), so a script anywhere (not only beside the
+/// file in `baselines/`) can `import structdr_io`. One file, so the copy cannot drift from the one
+/// the examples use; here because its bytes are part of the key ([`helper_sha256`]).
+pub const HELPER_PY: &str = include_str!("../../../../baselines/structdr_io.py");
+
+/// File name of the helper module ([`HELPER_PY`]).
+pub const HELPER_FILE: &str = "structdr_io.py";
 
 /// Default limit on one run of an external command, in seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 600.0;
@@ -59,6 +74,11 @@ pub struct ExternalKey {
     /// How many files `depends_sha256` covers.
     #[serde(default)]
     pub depends_files: usize,
+    /// SHA-256 of structdr's copy of the helper module when the command may import it (no
+    /// dependency root holds its own `structdr_io.py`, [`helper_sha256`]); absent otherwise, so
+    /// the keys of scripts beside their own copy are the keys they had before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helper_sha256: Option<String>,
 }
 
 /// The part of an [`ExternalKey`] that cell seeds derive from: the key as it was before
@@ -253,6 +273,18 @@ pub fn depends_sha256(roots: &[String]) -> Result<(String, usize), String> {
     }
     let files = walk.entries.iter().filter(|(_, e)| matches!(e, Entry::File(_))).count();
     Ok((structdr_datasets::sha256_hex(&h), files))
+}
+
+/// The SHA-256 of structdr's copy of the helper module ([`HELPER_PY`]) when a
+/// command with these dependency roots may import it: none of them is a `structdr_io.py` or a
+/// directory holding one (Python finds a copy beside the script before the one on `PYTHONPATH`,
+/// and that copy is keyed through the roots already). `None` otherwise.
+pub fn helper_sha256(roots: &[String]) -> Option<String> {
+    let own = roots.iter().map(Path::new).any(|r| {
+        let file = HELPER_FILE;
+        (r.file_name().is_some_and(|n| n == file) && r.is_file()) || r.join(file).is_file()
+    });
+    (!own).then(|| structdr_datasets::sha256_hex(HELPER_PY.as_bytes()))
 }
 
 /// Whether `program` can be started: a path to an existing file, or a name found on `$PATH`.

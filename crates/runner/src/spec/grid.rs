@@ -8,7 +8,7 @@
 //! expanded, so a refused spec costs no memory. (A `MAX_*` constant, by contrast, is the largest
 //! value accepted: `repeats` at most [`MAX_REPEATS`].)
 
-use super::external::{check_depends_entry, default_depends, depends_sha256, files_sha256, ExternalKey, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S};
+use super::external::{check_depends_entry, default_depends, depends_sha256, files_sha256, helper_sha256, ExternalKey, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S};
 use super::plan::MethodPlan;
 use super::schema::{ErrAt, MethodSpec, Protocol, Spec, SpecError, CLASSES, DIM_ENERGY, MAX_REPEATS};
 use structdr_methods::api::OutputKind;
@@ -39,7 +39,7 @@ fn count_plan_cells(spec: &Spec) -> u128 {
             // an axis that is not an array is one value; a `dim` the grid leaves out is one value too
             let n_grid = m.grid.values().fold(1u128, |acc, v| acc.saturating_mul(grid_len(v.get_ref()) as u128));
             let randomised = match &m.command {
-                Some(_) => m.randomised.unwrap_or(true),
+                Some(_) => m.randomised.unwrap_or(false),
                 None => structdr_methods::lookup(m.name.get_ref()).is_ok_and(|i| i.randomised),
             };
             plan_cells(n_grid, randomised, spec)
@@ -48,9 +48,9 @@ fn count_plan_cells(spec: &Spec) -> u128 {
 }
 
 /// The methods of `spec` with their grids expanded, in spec order (a method with problems is left
-/// out, its problems in `errors`). A spec of [`PLAN_CELL_LIMIT`] cells or more is refused before
+/// out, its problems in `errors`; what is allowed but worth saying goes to `warnings`). A spec of [`PLAN_CELL_LIMIT`] cells or more is refused before
 /// any grid is expanded (no method is returned then).
-pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt) -> Vec<MethodPlan> {
+pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, warnings: &mut Vec<String>, err: ErrAt) -> Vec<MethodPlan> {
     let total_cells = count_plan_cells(spec);
     if reaches(total_cells, PLAN_CELL_LIMIT) {
         // the grids that are over their own limit too, counted the same way
@@ -78,7 +78,7 @@ pub(super) fn method_plans(spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt)
     for m in &spec.methods {
         let name = m.name.get_ref();
         if let Some(command) = &m.command {
-            match external_plan(m, command, spec, errors, err) {
+            match external_plan(m, command, spec, errors, warnings, err) {
                 Some(plan) => {
                     if !labels.insert(plan.label.clone()) {
                         errors.push(err(Some(m.name.span()), format!("method label '{}' appears twice; give one a distinct `label`", plan.label)));
@@ -301,15 +301,30 @@ fn row_protocols_and_metric(m: &MethodSpec, label: &str, spec: &Spec, errors: &m
 }
 
 /// The plan of an external method (`command = [...]`), or `None` with its problems in `errors`:
-/// the program must exist, arguments that look like scripts must be files, the name must not be
-/// a registry method's, grid values become parameters as written (`dim` defaults to the energy
-/// rule's d).
-fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, errors: &mut Vec<SpecError>, err: ErrAt) -> Option<MethodPlan> {
+/// the program must exist, arguments that look like scripts must be files, grid values become
+/// parameters as written (`dim` defaults to the energy rule's d). A name that is also a registry
+/// method's is the spec's external method all the same, with a warning in `warnings`.
+fn external_plan(
+    m: &MethodSpec,
+    command: &Spanned<Vec<String>>,
+    spec: &Spec,
+    errors: &mut Vec<SpecError>,
+    warnings: &mut Vec<String>,
+    err: ErrAt,
+) -> Option<MethodPlan> {
     let name = m.name.get_ref();
     let span = Some(command.span());
     let n_errors = errors.len();
+    // The spec wins: a `[[method]]` with a command is always the spec's own method, so a built-in
+    // added later under its name changes nothing that ran (the warning makes the shadowing seen).
     if structdr_methods::lookup(name).is_ok() {
-        errors.push(err(Some(m.name.span()), format!("method '{name}' is a registered method; name the external one differently")));
+        warnings.push(
+            err(
+                Some(m.name.span()),
+                format!("method '{name}' has a command: the spec's external method runs, not structdr's built-in '{name}' (rename it to silence this)"),
+            )
+            .to_string(),
+        );
     }
     let cmd = command.get_ref();
     if cmd.is_empty() {
@@ -386,6 +401,7 @@ fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, er
         }
     };
     let cells = expand_grid(&axes);
+    let helper_sha256 = helper_sha256(&depends);
     let external = ExternalKey {
         command: cmd.clone(),
         files_sha256,
@@ -395,6 +411,7 @@ fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, er
         depends,
         depends_sha256,
         depends_files,
+        helper_sha256,
     };
     Some(MethodPlan {
         name: name.clone(),
@@ -404,7 +421,7 @@ fn external_plan(m: &MethodSpec, command: &Spanned<Vec<String>>, spec: &Spec, er
         version: 1,
         protocols,
         metric,
-        randomised: m.randomised.unwrap_or(true),
+        randomised: m.randomised.unwrap_or(false),
         external: Some(external),
     })
 }

@@ -3,7 +3,8 @@
 //! A spec names data sets (with preprocessing), methods with parameter grids, the evaluation
 //! protocols, the seed, and optionally the papers' reference values. Unknown keys are errors, and
 //! every semantic check (unknown method, parameter, data set, wrong type or range) runs before any
-//! work and reports the spec's line number.
+//! work and reports the spec's line number. Every key with its type, default and an example:
+//! `docs/specs.md` (`tests/spec_reference.rs` checks it against these types).
 //!
 //! ```toml
 //! id = "demo"

@@ -70,6 +70,9 @@ pub struct Plan {
     pub methods: Vec<MethodPlan>,
     /// Validated panels of each `[[figure]]`, in order.
     pub figures: Vec<Vec<PanelPlan>>,
+    /// What the checks found allowed but worth saying, one line each with the spec's file and line
+    /// (an external method named like a built-in one); [`super::load`] prints them.
+    pub warnings: Vec<String>,
 }
 
 impl Plan {

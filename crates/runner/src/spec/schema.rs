@@ -241,7 +241,8 @@ pub struct MethodSpec {
     pub select: Option<Spanned<String>>,
     /// An external method: the program and arguments to run per cell (e.g.
     /// `["python3", "baselines/sklearn_tsne.py"]`; protocol in [`crate::external`]). `name` is then
-    /// the method's own name (not a registry method) and `grid` holds its parameters, passed on.
+    /// the method's own name and `grid` holds its parameters, passed on. The spec wins: a name
+    /// that is also a registry method's still means this command (with a warning).
     #[serde(default)]
     pub command: Option<Spanned<Vec<String>>>,
     /// External methods: time limit of one run in seconds (default 600).
@@ -250,7 +251,8 @@ pub struct MethodSpec {
     /// External methods: what the command writes, `embedding` (default) or `feature_scores`.
     #[serde(default)]
     pub output: Option<OutputKind>,
-    /// External methods: whether the fit depends on the seed, so `repeats` apply (default true).
+    /// External methods: whether the fit depends on the seed, so `repeats` apply (default false:
+    /// a cell runs once unless the method declares `randomised = true`).
     #[serde(default)]
     pub randomised: Option<bool>,
     /// External methods: whether the command gets the labels (`labels.npy`; default false).

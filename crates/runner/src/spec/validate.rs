@@ -19,12 +19,21 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
     text.lines().position(|l| l.trim_start().starts_with(key) && l.trim_start()[key.len()..].trim_start().starts_with('=')).map(|i| i + 1)
 }
 
-/// Reads, parses and validates a spec file.
+/// Reads, parses and validates a spec file; the plan's warnings go to stderr, each once per
+/// process (a command may load its spec more than once).
 pub fn load(path: &Path) -> Result<Plan, SpecError> {
     let file = path.display().to_string();
     let text =
         std::fs::read_to_string(path).map_err(|e| SpecError { file: file.clone(), line: None, message: format!("cannot read spec: {e}"), others: vec![] })?;
-    parse(&text, &file, path)
+    let plan = parse(&text, &file, path)?;
+    static SHOWN: std::sync::Mutex<std::collections::BTreeSet<String>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    for w in &plan.warnings {
+        if shown.insert(w.clone()) {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(plan)
 }
 
 /// Parses and validates spec text (`file` names it in errors).
@@ -46,11 +55,12 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
     // Every problem is collected (`check` reports them all at once); the plan is built only when
     // there is none.
     let mut errors: Vec<SpecError> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     let key_line = |key: &str| key_line(text, key);
 
     check_top_level(&spec, &mut errors, &err, &key_line);
     check_datasets(&spec, &mut errors, &err, &key_line);
-    let methods = method_plans(&spec, &mut errors, &err);
+    let methods = method_plans(&spec, &mut errors, &mut warnings, &err);
     check_reference(&spec, &mut errors, &err, &key_line);
     let figures = figure_plans(&spec, &mut errors, &err);
     if !errors.is_empty() {
@@ -58,7 +68,7 @@ pub fn parse(text: &str, file: &str, path: &Path) -> Result<Plan, SpecError> {
         first.others = errors;
         return Err(first);
     }
-    Ok(Plan { spec, path: path.to_path_buf(), methods, figures })
+    Ok(Plan { spec, path: path.to_path_buf(), methods, figures, warnings })
 }
 
 /// The spec's top-level keys: repeats, something to compute, `[evaluation]`, `[dim]`, and paths
