@@ -115,11 +115,12 @@ external-demo: build
     {{bin}} datasets export swiss_roll --param n=400 --seed 5 --out data/own/swiss_roll --csv
     {{bin}} run experiments/external_demo.toml
 
-# Every table and figure the papers report that our data allow, then the HTML report
-# (results/report/index.html). Tables of the committed record stores are rebuilt from their
-# records (--max-cells 0: nothing computed), the demo, the external-methods demo and the figure
-# specs compute what they need (their fit caches are not committed). `just reproduce --recompute`
-# recomputes every cell from scratch (--force; the record stores' fit times add up to the cost).
+# `just reproduce`: tables of the committed record stores are rebuilt from their records
+# (--max-cells 0: nothing computed); figure specs redraw from their committed panels
+# (results/<id>/panels/); the demo computes (its store is not committed). `--recompute` passes
+# --force to every spec: every cell and every figure's fit recomputed (docs/tasks.md).
+
+# Every table and figure from committed records and panels, then results/report/index.html (`--recompute`: from scratch).
 reproduce *ARGS: build
     #!/usr/bin/env bash
     set -euo pipefail
