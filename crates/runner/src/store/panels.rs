@@ -22,6 +22,11 @@ pub const PANELS_DIR: &str = "panels";
 /// File name extension of a panel: gzip-compressed fit JSON.
 const EXT: &str = "json.gz";
 
+/// A panel larger than this, compressed, is not written: it would weigh on every clone of the
+/// repository (Fashion-MNIST's landmark tree carries its 70,000 x 187 projection, 123 MB), so its
+/// figure refits on a fresh clone and draws from the git-ignored fit cache after.
+pub const MAX_PANEL_BYTES: usize = 4 << 20;
+
 /// A panel file larger than this once decompressed is refused (a damaged or hostile file must not
 /// fill memory; the largest real panel is a few MB of JSON).
 const MAX_JSON_BYTES: u64 = 256 << 20;
@@ -52,8 +57,9 @@ impl PanelStore {
     }
 
     /// Stores the fit of `key` (made in `seconds`) unless the panel already holds exactly this
-    /// fit (so redrawing leaves committed files untouched). Best effort, as the fit cache: a fit
-    /// that cannot be written is skipped and the figure refits next time.
+    /// fit (so redrawing leaves committed files untouched) or it would exceed [`MAX_PANEL_BYTES`]
+    /// compressed. Best effort, as the fit cache: a fit that cannot be written is skipped and the
+    /// figure refits on a fresh clone.
     pub fn put(&self, key: &CellKey, fitted: &Fitted, seconds: f64) {
         let Some(text) = fit_text(key, fitted, seconds) else { return };
         let path = self.path(key);
@@ -63,8 +69,14 @@ impl PanelStore {
         // Fixed header (no name, no time), so the same fit always gives the same bytes.
         let mut gz = GzEncoder::new(Vec::new(), Compression::best());
         if gz.write_all(text.as_bytes()).is_ok() {
-            if let Ok(bytes) = gz.finish() {
-                let _ = crate::files::atomic_write(&path, &bytes);
+            match gz.finish() {
+                Ok(bytes) if bytes.len() <= MAX_PANEL_BYTES => {
+                    let _ = crate::files::atomic_write(&path, &bytes);
+                }
+                // too large to commit: an older panel of the key would be stale, so it goes too
+                _ => {
+                    let _ = std::fs::remove_file(&path);
+                }
             }
         }
     }
@@ -137,5 +149,17 @@ mod tests {
         std::fs::write(panels.path(&newer), b"{ plain JSON, not gzip }").unwrap();
         assert!(read_panel(&panels.path(&newer)).unwrap_err().contains("not gzip"));
         assert!(panels.get(&newer).is_none());
+    }
+
+    #[test]
+    fn a_panel_too_large_to_commit_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let panels = PanelStore::open_in(dir.path());
+        panels.put(&key(), &fit(), 0.125);
+        // 600,000 incompressible-looking floats: over 4 MB compressed
+        let big = Fitted::closed_form(ndarray::Array2::from_shape_fn((300_000, 2), |(i, j)| ((2 * i + j) as f64).sqrt()));
+        panels.put(&key(), &big, 1.0);
+        assert!(!panels.path(&key()).exists(), "the large fit is not committed, nor the older panel kept");
+        assert!(panels.get(&key()).is_none());
     }
 }
