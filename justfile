@@ -76,12 +76,12 @@ figures-trees: figures-rpg figures-ddrtree figures-landmark
 figures-mpme: build
     {{bin}} run experiments/mpme_sensitivity.toml
 
-# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MVU, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, MVU, MVUineq, MVU2, GPLVM, MEU, t-SNE); about 7 minutes on one core.
+# The papers' comparison figures: SPL paper Fig. 2 (six synthetic sets x KPCA, MVU, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME paper Fig. 5 (five sets x MPME, KPCA, LE, MVU, MVUineq, MVU2, GPLVM, MEU, t-SNE); 1 s from the committed panels (2 cores, fresh clone), 21 min to refit on 2 shared cores.
 figures-comparison: build
     {{bin}} run experiments/spl_fig2.toml
     {{bin}} run experiments/mpme_fig5.toml
 
-# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D (MPME paper Fig. 8, 9); about 3 minutes.
+# Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5}, by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D (MPME paper Fig. 8, 9); 29 s from the committed panels (2 cores, fresh clone).
 figures-teapot: build
     {{bin}} run experiments/mpme_fig8.toml
 
@@ -89,14 +89,12 @@ figures-teapot: build
 figures-spl: build
     {{bin}} run experiments/spl_sensitivity.toml
 
-# ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4) and on COIL20, components vs objects (ESL paper Fig. 7; minutes).
+# ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4) and on COIL20, components vs objects (ESL paper Fig. 7); 1 s from the committed panels (2 cores, fresh clone).
 figures-esl: build
     {{bin}} run experiments/esl_yandb.toml
     {{bin}} run experiments/esl_coil20.toml
 
-# FSL figures of the ESL paper: Fig. 8 (parameter sensitivity on Yale: ACC / NMI, selected features,
-# sparsity of W over b and lambda), Fig. 9 (two moons + 1000 noise features: theta, selected features,
-# W) and Fig. 10 (teapot stand-in: embedding, W, masked images); about 45 s on one core.
+# FSL figures of the ESL paper, Fig. 8 (sensitivity on Yale), 9 (two moons + noise) and 10 (teapot masks); 4 s from the committed panels (2 cores, fresh clone).
 figures-fsl: build
     {{bin}} run experiments/fsl_fig8.toml
     {{bin}} run experiments/fsl_two_moons.toml
