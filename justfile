@@ -88,14 +88,16 @@ figures-mpme: build
     {{bin}} run experiments/mpme_sensitivity.toml
 
 # SPL paper Fig. 2 (six synthetic sets x KPCA, MVU, MEU, LE, LLE, GPLVM, t-SNE, SMCE, SPL) and MPME
-# paper Fig. 5 (five sets x MPME, KPCA, LE, MVU, MVUineq, MVU2, GPLVM, MEU, t-SNE).
+# paper Fig. 5 (five sets x MPME, KPCA, LE, MVU, MVUineq, MVU2, GPLVM, MEU, t-SNE); 1 s from the
+# committed panels (2 cores, fresh clone), 21 min to refit on 2 shared cores.
 # The papers' comparison figures (SPL paper Fig. 2, MPME paper Fig. 5).
 figures-comparison: build
     {{bin}} run experiments/spl_fig2.toml
     {{bin}} run experiments/mpme_fig5.toml
 
 # Teapot images (ray-traced stand-in) with uniform noise U[0, rho], rho in {0, .1, .2, .4, .5},
-# by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D.
+# by MPME and the MVU family (MVU, MVUineq, MVU2) in 2-D and 3-D; 29 s from the committed panels
+# (2 cores, fresh clone).
 # Noisy teapot images by MPME and the MVU family (MPME paper Fig. 8, 9).
 figures-teapot: build
     {{bin}} run experiments/mpme_fig8.toml
@@ -104,6 +106,7 @@ figures-teapot: build
 figures-spl: build
     {{bin}} run experiments/spl_sensitivity.toml
 
+# 1 s from the committed panels (2 cores, fresh clone).
 # ESL on Y-and-b over lambda x perplexity (ESL paper Fig. 4), on Line + Circle (Fig. 6) and on COIL20 (Fig. 7).
 figures-esl: build
     {{bin}} run experiments/esl_yandb.toml
@@ -112,7 +115,7 @@ figures-esl: build
 
 # Fig. 8 (parameter sensitivity on Yale: ACC / NMI, selected features, sparsity of W over b and
 # lambda), Fig. 9 (two moons + 1000 noise features: theta, selected features, W) and Fig. 10 (teapot
-# stand-in: embedding, W, masked images).
+# stand-in: embedding, W, masked images); 4 s from the committed panels (2 cores, fresh clone).
 # FSL figures of the ESL paper (Fig. 8, 9, 10).
 figures-fsl: build
     {{bin}} run experiments/fsl_fig8.toml
@@ -133,11 +136,12 @@ external-demo: build
     {{bin}} datasets export swiss_roll --param n=400 --seed 5 --out data/own/swiss_roll --csv
     {{bin}} run experiments/external_demo.toml
 
-# Every table and figure the papers report that our data allow, then the HTML report
-# (results/report/index.html). Tables of the committed record stores are rebuilt from their
-# records (--max-cells 0: nothing computed), the demo, the external-methods demo and the figure
-# specs compute what they need (their fit caches are not committed). `just reproduce --recompute`
-# recomputes every cell from scratch (--force; the record stores' fit times add up to the cost).
+# `just reproduce`: tables of the committed record stores are rebuilt from their records
+# (--max-cells 0: nothing computed); figure specs redraw from their committed panels
+# (results/<id>/panels/); the demo computes (its store is not committed). `--recompute` passes
+# --force to every spec: every cell and every figure's fit recomputed (docs/tasks.md).
+
+# Every table and figure from committed records and panels, then results/report/index.html (`--recompute`: from scratch).
 reproduce *ARGS: build
     #!/usr/bin/env bash
     set -euo pipefail

@@ -16,13 +16,13 @@
 //! | [`data`] | data sets loaded and preprocessed ([`data::Prepared`]); the energy-rule dimension ([`data::energy_dim`]) |
 //! | [`keys`] | cell keys and their hash, fit keys, seeds, the record schema version |
 //! | [`cells`] | the grid cells of a plan, the figures' fit-only cells, which cells this invocation computes (filters, shards) |
-//! | [`store`] | records (checksums, claims, adoption of unversioned records, prune, seal), the fit cache (`fits`), which spec files write into a store (`ledger`): reads and writes, never fits |
+//! | [`store`] | records (checksums, claims, adoption of unversioned records, prune, seal), the fit cache (`fits`), the committed figure panels (`panels`), which spec files write into a store (`ledger`): reads and writes, never fits |
 //! | [`stopping`] | why a recorded fit stopped: the record's typed reason, or what an older record allows to infer |
 //! | [`progress`] | the progress bar or log lines of a run |
 //! | [`cost`] | what a run's missing cells will cost, estimated from the store's records before it starts |
 //! | [`outputs`] | what a fit's output is scored and drawn as (the `n_selected` rule), a graph as an edge-list CSV |
 //! | [`external`] | running an external method's command for one fit |
-//! | [`exec`] | the one place fits run: grid cells ([`exec::run`]) and fit-only cells ([`exec::fit_only`]), in parallel with BLAS single-threaded, through the fit cache |
+//! | [`exec`] | the one place fits run: grid cells ([`exec::run`]) and fit-only cells ([`exec::fit_only`]), in parallel with BLAS single-threaded, through the committed panels and the fit cache |
 //! | [`report`] | the best cell per (method, data set) and the per-metric oracle; tables (Markdown, CSV, LaTeX), with the optional mean ± std section under both selections |
 //! | [`figures`] | figures drawn from fits (`render`: plotters, `plots`: error-bar series and images, `text`: glyphs; `sensitivity`, `masks`: what those kinds compute) and `figures.md` |
 //! | [`pipeline`] | one spec end to end ([`run_spec`]) |
@@ -48,7 +48,8 @@
 //! 5. [`report::select`] picks the best cell per (method, data set); [`report::write_tables`]
 //!    writes the tables beside the papers' values.
 //! 6. A figure's fits are fit-only cells ([`cells::panel_cells`], [`figures::best_cells`]), run by
-//!    [`exec::fit_only`] through the fit cache under the key of the grid cell each would be, then
+//!    [`exec::fit_only`] under the key of the grid cell each would be (from the committed panels,
+//!    `results/<id>/panels/`, else the fit cache, else fitted), then
 //!    drawn by [`figures`].
 //!
 //! ## Where things go

@@ -8,7 +8,7 @@ use crate::exec::{self, RunOptions, RunSummary};
 use crate::figures;
 use crate::report::{self, Best, TableFiles};
 use crate::spec::Plan;
-use crate::store::{FitStore, Record, SpecLedger, Store};
+use crate::store::{FitStore, PanelStore, Record, SpecLedger, Store};
 use std::path::PathBuf;
 
 /// What a run produced.
@@ -50,11 +50,14 @@ pub fn run_spec(plan: &Plan, opts: &RunOptions) -> anyhow::Result<RunOutput> {
     let best = report::select(plan, prepared.len(), &results);
     let tables =
         if plan.methods.is_empty() { None } else { Some(report::write_tables(plan, &prepared, &best, &summary, &plan.table_stem(&opts.results_root))?) };
-    // The figures' fits are fit-only cells, run like the grid cells (through the fit cache).
+    // The figures' fits are fit-only cells, run like the grid cells (through the committed panels
+    // and the fit cache).
     let best_cells = if plan.spec.figures.best_embeddings { figures::best_cells(plan, &prepared, &best) } else { Vec::new() };
     let panels = panel_cells(plan, &prepared)?;
     let wanted: Vec<_> = best_cells.iter().chain(panels.iter().flatten()).cloned().collect();
-    let fitted = exec::fit_only(&prepared, &wanted, &fits, opts.quiet);
+    // Committed panels first (a fresh clone redraws without refitting), `--force` refits.
+    let committed = PanelStore::open_in(&out_dir);
+    let fitted = exec::fit_only(&prepared, &wanted, &exec::FitSources { panels: &committed, fits: &fits, refit: opts.force }, opts.quiet);
     let mut figures = Vec::new();
     if plan.spec.figures.best_embeddings {
         figures.extend(figures::draw_best_embeddings(plan, &prepared, &best, &metric, &out_dir, &fitted)?);

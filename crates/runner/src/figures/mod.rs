@@ -2,7 +2,8 @@
 //! [`crate::cells::panel_cells`]), what each panel draws and says in `figures.md`, and rendering
 //! ([`render`], plotters). Figures fit nothing themselves: their fits are fit-only cells, run by
 //! [`crate::exec::fit_only`] under the same content key as the grid cell each would be (through the
-//! fit cache, so a re-run draws from cached fits), and handed in as [`Fits`]. The parameter
+//! committed panels and the fit cache, so a fresh clone or a re-run draws without refitting), and
+//! handed in as [`Fits`]. The parameter
 //! sensitivity and image-mask kinds have their own rooms ([`sensitivity`], [`masks`]) and plot
 //! types ([`plots`]).
 

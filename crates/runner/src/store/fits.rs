@@ -166,10 +166,17 @@ impl FitStore {
     /// Stores the fit of `key` (made in `seconds`). Best effort: the cache only saves refits, so a
     /// fit that cannot be stored (non-finite history values, an unwritable directory) is skipped.
     pub fn put(&self, key: &CellKey, fitted: &Fitted, seconds: f64) {
-        if let Ok(text) = serde_json::to_string(&StoredFit::new(&fit_key(key), fitted, seconds)) {
+        if let Some(text) = fit_text(key, fitted, seconds) {
             let _ = crate::files::atomic_write(&self.path(key), text.as_bytes());
         }
     }
+}
+
+/// The JSON text a fit is stored as, under the fit key of `key` ([`parse_fit`] reads it back);
+/// `None` when the fit cannot be written (non-finite history values). The fit cache and the
+/// committed panels ([`crate::store::PanelStore`]) share it, so both read back the same fit.
+pub fn fit_text(key: &CellKey, fitted: &Fitted, seconds: f64) -> Option<String> {
+    serde_json::to_string(&StoredFit::new(&fit_key(key), fitted, seconds)).ok()
 }
 
 /// A fit-cache file's content: the fit key it was stored under, the fit and its seconds; `None`

@@ -19,9 +19,11 @@
 
 pub mod fits;
 pub mod ledger;
+pub mod panels;
 
-pub use fits::{parse_fit, FitStore, FITS_DIR};
+pub use fits::{fit_text, parse_fit, FitStore, FITS_DIR};
 pub use ledger::{LedgerEntry, SpecLedger, SPECS_FILE};
+pub use panels::{read_panel, PanelStore, PANELS_DIR};
 
 use crate::files::PathContext;
 use crate::keys::{CellKey, UNVERSIONED_IS};

@@ -1,0 +1,165 @@
+//! Committed figure panels ([`PanelStore`], `<out>/panels/`): the fits the figures draw, one
+//! gzip-compressed file per fit key, tracked in git so that a fresh clone redraws every figure
+//! without refitting.
+//!
+//! A panel holds exactly what the fit cache ([`crate::store::FitStore`]) holds for the key: the
+//! fit as [`fit_text`] writes it (floats in shortest round-trip form, so the fit read back is bit
+//! for bit the fresh one, and so is the figure drawn from it, fit time in `figures.md` included).
+//! Only the fits of figure panels and best-embedding figures land here, not the grid's. The file
+//! is named by the hash of the fit key, which carries the method's version: a method whose
+//! numerics change gets a new key, its old panel is never read and the figure refits.
+
+use crate::keys::{fit_key, CellKey};
+use crate::store::fits::{fit_text, parse_fit};
+use flate2::{read::GzDecoder, write::GzEncoder, Compression};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use structdr_methods::Fitted;
+
+/// Name of the committed panels inside a spec's output directory.
+pub const PANELS_DIR: &str = "panels";
+
+/// File name extension of a panel: gzip-compressed fit JSON.
+const EXT: &str = "json.gz";
+
+/// A panel larger than this, compressed, is not written: it would weigh on every clone of the
+/// repository (Fashion-MNIST's landmark tree carries its 70,000 x 187 projection, 123 MB), so its
+/// figure refits on a fresh clone and draws from the git-ignored fit cache after.
+pub const MAX_PANEL_BYTES: usize = 4 << 20;
+
+/// A panel file larger than this once decompressed is refused (a damaged or hostile file must not
+/// fill memory; the largest real panel is a few MB of JSON).
+const MAX_JSON_BYTES: u64 = 256 << 20;
+
+/// The committed panels of a spec: read first by [`crate::exec::fit_only`], written whenever a
+/// figure's fit is made or taken from the fit cache. It only reads and writes; the fits are made by
+/// [`crate::exec`].
+pub struct PanelStore {
+    dir: PathBuf,
+}
+
+impl PanelStore {
+    /// The panels of a spec's output directory, `<out_dir>/panels` (created on the first write).
+    pub fn open_in(out_dir: &Path) -> PanelStore {
+        PanelStore { dir: out_dir.join(PANELS_DIR) }
+    }
+
+    /// The file a panel of `key` is stored in: the hash of its fit key.
+    pub fn path(&self, key: &CellKey) -> PathBuf {
+        self.dir.join(format!("{}.{EXT}", fit_key(key).hash()))
+    }
+
+    /// The panel of `key` and its fit seconds, if present, readable, consistent and stored under
+    /// this very fit key (a file renamed or copied under another key's name is not used).
+    pub fn get(&self, key: &CellKey) -> Option<(Fitted, f64)> {
+        let (stored_key, fitted, seconds) = read_panel(&self.path(key)).ok()?;
+        (stored_key == fit_key(key)).then_some((fitted, seconds))
+    }
+
+    /// Stores the fit of `key` (made in `seconds`) unless the panel already holds exactly this
+    /// fit (so redrawing leaves committed files untouched) or it would exceed [`MAX_PANEL_BYTES`]
+    /// compressed. Best effort, as the fit cache: a fit that cannot be written is skipped and the
+    /// figure refits on a fresh clone.
+    pub fn put(&self, key: &CellKey, fitted: &Fitted, seconds: f64) {
+        let Some(text) = fit_text(key, fitted, seconds) else { return };
+        let path = self.path(key);
+        if read_json(&path).is_ok_and(|old| old == text) {
+            return;
+        }
+        // Fixed header (no name, no time), so the same fit always gives the same bytes.
+        let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+        if gz.write_all(text.as_bytes()).is_ok() {
+            match gz.finish() {
+                Ok(bytes) if bytes.len() <= MAX_PANEL_BYTES => {
+                    let _ = crate::files::atomic_write(&path, &bytes);
+                }
+                // too large to commit: an older panel of the key would be stale, so it goes too
+                _ => {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+    }
+}
+
+/// The decompressed JSON of a panel file.
+fn read_json(path: &Path) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut text = String::new();
+    let read =
+        GzDecoder::new(file).take(MAX_JSON_BYTES + 1).read_to_string(&mut text).map_err(|e| format!("{}: not gzip-compressed text: {e}", path.display()))?;
+    if read as u64 > MAX_JSON_BYTES {
+        return Err(format!("{}: over {} MB once decompressed", path.display(), MAX_JSON_BYTES >> 20));
+    }
+    Ok(text)
+}
+
+/// A panel file's content: the fit key it was stored under, the fit and its seconds; an error
+/// saying why when the file is unreadable, not gzip, not a stored fit, or an inconsistent one
+/// ([`parse_fit`]).
+pub fn read_panel(path: &Path) -> Result<(CellKey, Fitted, f64), String> {
+    let text = read_json(path)?;
+    parse_fit(&text).ok_or_else(|| format!("{}: not a consistent stored fit", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::tests::key;
+
+    fn fit() -> Fitted {
+        let mut f = Fitted::closed_form(ndarray::array![[0.1, -2.5], [1.0 / 3.0, 7.0], [1e-300, 4.0]]);
+        f.graph = Some(structdr_methods::Graph { n_vertices: 3, edges: vec![(0, 2, 0.75)] });
+        f
+    }
+
+    #[test]
+    fn a_panel_reads_back_bit_for_bit_and_rewrites_nothing_when_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let panels = PanelStore::open_in(dir.path());
+        assert!(panels.get(&key()).is_none());
+        panels.put(&key(), &fit(), 0.125);
+        let (f, secs) = panels.get(&key()).expect("the panel just written");
+        assert_eq!((f.embedding().unwrap(), secs), (fit().embedding().unwrap(), 0.125));
+        assert_eq!(f.graph.unwrap().edges, vec![(0, 2, 0.75)]);
+        // the same fit again leaves the file as it is; another fit time replaces it
+        let path = panels.path(&key());
+        let before = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        panels.put(&key(), &fit(), 0.125);
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), before);
+        panels.put(&key(), &fit(), 0.5);
+        assert_eq!(panels.get(&key()).unwrap().1, 0.5);
+    }
+
+    #[test]
+    fn a_stale_or_misfiled_panel_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let panels = PanelStore::open_in(dir.path());
+        panels.put(&key(), &fit(), 0.125);
+        // the method's numerics changed: a new version, a new key, the old panel unused
+        let mut newer = key();
+        newer.method_version += 1;
+        assert!(panels.get(&newer).is_none());
+        // the old panel copied under the new key's name: its stored key gives it away
+        std::fs::copy(panels.path(&key()), panels.path(&newer)).unwrap();
+        assert!(panels.get(&newer).is_none());
+        assert!(panels.get(&key()).is_some());
+        // damaged files are refused with a reason
+        std::fs::write(panels.path(&newer), b"{ plain JSON, not gzip }").unwrap();
+        assert!(read_panel(&panels.path(&newer)).unwrap_err().contains("not gzip"));
+        assert!(panels.get(&newer).is_none());
+    }
+
+    #[test]
+    fn a_panel_too_large_to_commit_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let panels = PanelStore::open_in(dir.path());
+        panels.put(&key(), &fit(), 0.125);
+        // 600,000 incompressible-looking floats: over 4 MB compressed
+        let big = Fitted::closed_form(ndarray::Array2::from_shape_fn((300_000, 2), |(i, j)| ((2 * i + j) as f64).sqrt()));
+        panels.put(&key(), &big, 1.0);
+        assert!(!panels.path(&key()).exists(), "the large fit is not committed, nor the older panel kept");
+        assert!(panels.get(&key()).is_none());
+    }
+}

@@ -1,0 +1,137 @@
+//! Committed figure panels (`results/<id>/panels/`): figures redraw from them byte for byte as
+//! from fresh fits, `--force` refits past them, and every committed panel file parses.
+
+use std::path::{Path, PathBuf};
+use structdr::exec::RunOptions;
+use structdr::spec;
+use structdr::store::{read_panel, PanelStore, FITS_DIR, PANELS_DIR};
+
+/// A small figure-only spec: a learned graph, an adjacency matrix and a convergence curve.
+const SPEC: &str = r#"
+id = "figs"
+title = "figures"
+[[dataset]]
+name = "two_moons"
+params = { n = 80 }
+[[figure]]
+name = "g"
+title = "graph"
+kind = "graph"
+[[figure.panel]]
+dataset = "two_moons"
+method = "le"
+params = { k = 6, dim = 2 }
+[[figure]]
+name = "a"
+title = "adjacency"
+kind = "adjacency"
+[[figure.panel]]
+dataset = "two_moons"
+method = "lle"
+params = { k = 6 }
+[[figure]]
+name = "c"
+title = "convergence"
+kind = "convergence"
+[[figure.panel]]
+dataset = "two_moons"
+method = "pca"
+"#;
+
+fn plan_in(dir: &Path) -> spec::Plan {
+    let path = dir.join("spec.toml");
+    std::fs::write(&path, SPEC).unwrap();
+    spec::load(&path).unwrap()
+}
+
+/// Every SVG of the output directory and figures.md, by name, with their bytes.
+fn drawn(out_dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg" || e == "md"))
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Removes the drawn figures (SVG, PNG, figures.md), so a run that did not redraw them fails the comparison.
+fn remove_drawn(out_dir: &Path) {
+    for e in std::fs::read_dir(out_dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|e| e == "svg" || e == "png" || e == "md") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+}
+
+#[test]
+fn figures_redraw_from_panels_byte_for_byte_and_force_refits() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_in(dir.path());
+    let opts = RunOptions::quiet(dir.path());
+    let out_dir = plan.output_dir(dir.path());
+    // fresh fits: one panel per distinct fit, beside the fit cache
+    let out = structdr::run_spec(&plan, &opts).unwrap();
+    assert_eq!(std::fs::read_dir(out_dir.join(PANELS_DIR)).unwrap().count(), 3);
+    let fresh = drawn(&out_dir);
+    assert_eq!(fresh.len(), 4, "three SVGs and figures.md");
+    // a fresh clone: no fit cache, only the panels; the figures (fit times in figures.md
+    // included) come out byte for byte the same, and nothing is refitted into the cache
+    std::fs::remove_dir_all(out_dir.join(FITS_DIR)).unwrap();
+    remove_drawn(&out_dir);
+    structdr::run_spec(&plan, &opts).unwrap();
+    assert_eq!(drawn(&out_dir), fresh);
+    assert_eq!(std::fs::read_dir(out_dir.join(FITS_DIR)).unwrap().count(), 0, "drawn from the panels, nothing refitted");
+
+    // The panels are read first: a panel whose coordinates are changed shows in the graph figure.
+    let panels = PanelStore::open_in(&out_dir);
+    let le = structdr::keys::cell_key(&plan, &out.prepared[0], "le", 1, &plan.spec_protocols(), &plan.figures[0][0].params);
+    let (f, seconds) = panels.get(&le).unwrap();
+    let mut doubled = f.clone();
+    if let structdr_methods::api::Output::Embedding(y) = &mut doubled.output {
+        y.mapv_inplace(|v| 2.0 * v + 1.0);
+    }
+    panels.put(&le, &doubled, seconds);
+    structdr::run_spec(&plan, &opts).unwrap();
+    let graph = |files: &[(PathBuf, Vec<u8>)]| files.iter().find(|(p, _)| p.ends_with("g.svg")).unwrap().1.clone();
+    assert_ne!(graph(&drawn(&out_dir)), graph(&fresh), "the changed panel was not drawn");
+    // `--force` refits past the panels and puts the fresh fit back: the figure is the fresh one
+    structdr::run_spec(&plan, &RunOptions { force: true, ..opts.clone() }).unwrap();
+    assert_eq!(graph(&drawn(&out_dir)), graph(&fresh));
+    assert_eq!(panels.get(&le).unwrap().0.embedding().unwrap(), f.embedding().unwrap());
+    assert_eq!(std::fs::read_dir(out_dir.join(FITS_DIR)).unwrap().count(), 3, "refitted into the cache");
+
+    // without panels (or with stale ones, under other keys) the figures fit as before
+    std::fs::remove_dir_all(out_dir.join(PANELS_DIR)).unwrap();
+    std::fs::remove_dir_all(out_dir.join(FITS_DIR)).unwrap();
+    remove_drawn(&out_dir);
+    structdr::run_spec(&plan, &opts).unwrap();
+    let refitted = drawn(&out_dir);
+    let svgs = |files: &[(PathBuf, Vec<u8>)]| files.iter().filter(|(p, _)| p.extension().is_some_and(|e| e == "svg")).cloned().collect::<Vec<_>>();
+    assert_eq!(svgs(&refitted), svgs(&fresh));
+    assert_eq!(std::fs::read_dir(out_dir.join(PANELS_DIR)).unwrap().count(), 3);
+}
+
+/// Every committed panel parses into a consistent fit stored under the key its file is named by.
+#[test]
+fn every_committed_panel_parses() {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
+    let mut n = 0;
+    for spec_dir in std::fs::read_dir(&results).unwrap() {
+        let dir = spec_dir.unwrap().path().join(PANELS_DIR);
+        if !dir.is_dir() {
+            continue;
+        }
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            let (key, _, seconds) = read_panel(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(name, format!("{}.json.gz", key.hash()), "{} is named after another key", path.display());
+            assert!(seconds >= 0.0);
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no committed panels under {}", results.display());
+}
