@@ -51,7 +51,7 @@ pub fn numerics(method: &'static str) -> impl Fn(NumericsError) -> MethodError {
     move |e| match e {
         NumericsError::Input { reason, .. } => MethodError::Input { method, reason },
         NumericsError::Disconnected { k, components, sizes } => MethodError::Disconnected { method, k, components, sizes },
-        NumericsError::Linalg(source) => MethodError::Numerical { method, source },
+        NumericsError::Linalg(cause) => MethodError::Numerical { method, cause },
     }
 }
 
@@ -82,13 +82,13 @@ pub enum MethodError {
         sizes: Vec<usize>,
     },
     /// A numerical kernel failed (singular system, non-convergence, LAPACK error).
-    #[error("{method}: numerical failure: {source}")]
+    #[error("{method}: numerical failure: {cause}")]
     Numerical {
         /// The method.
         method: &'static str,
-        /// The kernel's error.
-        #[source]
-        source: structdr_linalg::LinalgError,
+        /// The kernel's error (part of the message, so not also returned by `source()`: printing
+        /// the error's chain would repeat it).
+        cause: structdr_linalg::LinalgError,
     },
     /// The data or the fit carry no structure to embed: identical samples, a scale at which
     /// squared distances overflow or underflow, an optimum with an undefined embedding. The
@@ -187,5 +187,5 @@ pub fn check_features(method: &'static str, x: &ArrayView2<f64>, n_features: usi
 
 /// Maps a linear-algebra error into a [`MethodError`] of `method`.
 pub fn numerical(method: &'static str) -> impl Fn(structdr_linalg::LinalgError) -> MethodError {
-    move |source| MethodError::Numerical { method, source }
+    move |cause| MethodError::Numerical { method, cause }
 }
