@@ -6,6 +6,7 @@
 //! - [`params`]: parameter values, schemas and their validation.
 //! - [`stop`]: [`StopReason`], why an iterative fit stopped.
 //! - [`info`]: [`MethodInfo`], one registry entry (name, schema, version, constructor).
+//! - [`state`]: [`TransformState`], an out-of-sample map's numbers (saved models), and [`AffineMap`].
 //! - [`declare`]: `declare_params!`, one declaration per parameter (struct field, schema entry,
 //!   `build` and `params()` from one line), and [`Checked`] instances.
 //! - [`check_input`], [`check_dense_size`], [`numerical`], [`numerics`]: the checks and error
@@ -15,12 +16,14 @@ pub mod contract;
 pub mod declare;
 pub mod info;
 pub mod params;
+pub mod state;
 pub mod stop;
 
 pub use contract::{Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
 pub use declare::{Checked, Declared, ParamChoice};
 pub use info::MethodInfo;
 pub use params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage, AUTO, CLASSES, DIM_ENERGY, DIM_UNRESOLVED};
+pub use state::{AffineMap, TransformState};
 pub use stop::{relative_change, StopReason};
 
 use ndarray::ArrayView2;
