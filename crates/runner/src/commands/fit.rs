@@ -3,11 +3,13 @@
 //! ([`crate::data::energy_dim`] under the default 95%), feature selections by the tables'
 //! `n_selected` rule and graphs as the tables' edge lists ([`crate::outputs`]).
 
+use super::exit::data_error;
+use super::labels::{read_input, write_labels_beside, Input};
 use crate::data::energy_dim;
 use crate::files::atomic_write;
 use crate::outputs::{edge_list_csv, selected_features};
 use crate::spec::DimRule;
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use ndarray::{Array1, Array2};
 use std::path::{Path, PathBuf};
@@ -39,9 +41,15 @@ pub struct EmbedArgs {
     /// (DDRTree: latent centres; principal graphs: principal points in the input space).
     #[arg(long)]
     pub centres_out: Option<PathBuf>,
+    /// Save the fitted out-of-sample map as a model file (JSON), for `structdr transform`; methods
+    /// with one: identity, kpca, pca, rproj.
+    #[arg(long, value_name = "FILE")]
+    pub save_model: Option<PathBuf>,
     /// Seed for randomised methods.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    #[command(flatten)]
+    pub labels: LabelArgs,
 }
 
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
@@ -69,6 +77,26 @@ pub struct SelectArgs {
     /// Seed for randomised methods.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    #[command(flatten)]
+    pub labels: LabelArgs,
+}
+
+// clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
+#[allow(missing_docs)]
+#[derive(Args, Clone, Default)]
+pub struct LabelArgs {
+    /// The samples' class labels, one per input row (.npy integers or a one-column text table):
+    /// checked against the input's rows and passed to the fit (embed, select).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["label_column", "no_labels"])]
+    pub labels: Option<PathBuf>,
+    /// The input column that holds class labels (0-based; negative counts from the end, -1 = the
+    /// last): removed from the features, passed to the fit (embed, select) and written beside the
+    /// output (OUT with `.labels` before the extension, e.g. Y.labels.npy).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, conflicts_with = "no_labels")]
+    pub label_column: Option<i64>,
+    /// The input has no label column: do not warn when its last column looks like class labels.
+    #[arg(long)]
+    pub no_labels: bool,
 }
 
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
@@ -126,12 +154,12 @@ fn parse_params(raw: &[String]) -> Result<ParamMap> {
 
 /// The table formats the CLI reads and writes, by extension.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum TableFormat {
+pub(crate) enum TableFormat {
     Npy,
     Text,
 }
 
-fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
+pub(crate) fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
         "npy" => Ok(TableFormat::Npy),
@@ -140,24 +168,27 @@ fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
     }
 }
 
-fn read_matrix(path: &Path) -> Result<Array2<f64>> {
-    table_format(path, "input")?;
-    Ok(structdr_datasets::file::read_matrix(path)?)
+/// Reads an input matrix; every failure (format, missing file, malformed content) is a data error.
+pub(crate) fn read_matrix(path: &Path) -> Result<Array2<f64>> {
+    table_format(path, "input").map_err(data_error)?;
+    structdr_datasets::file::read_matrix(path).map_err(data_error)
 }
 
 /// Writes a matrix in the format its extension names (`.npy`, or comma-separated text for
 /// `.csv` / `.tsv` / `.txt`).
-fn write_matrix(path: &Path, x: &Array2<f64>) -> Result<()> {
+pub(crate) fn write_matrix(path: &Path, x: &Array2<f64>) -> Result<()> {
     match table_format(path, "output")? {
-        TableFormat::Npy => ndarray_npy::write_npy(path, x).with_context(|| format!("writing {}", path.display())),
+        // ndarray-npy's error prints its I/O cause and also returns it as its source: the message
+        // is taken once, as text, so the cause is not printed twice.
+        TableFormat::Npy => ndarray_npy::write_npy(path, x).map_err(|e| anyhow!("writing {}: {e}", path.display())),
         TableFormat::Text => Ok(atomic_write(path, structdr_datasets::parse::csv::write(&x.view()).as_bytes())?),
     }
 }
 
 /// Writes a vector as a one-column table ([`write_matrix`]'s formats).
-fn write_vector<T: ndarray_npy::WritableElement + std::fmt::Debug>(path: &Path, v: &Array1<T>) -> Result<()> {
+pub(crate) fn write_vector<T: ndarray_npy::WritableElement + std::fmt::Debug>(path: &Path, v: &Array1<T>) -> Result<()> {
     match table_format(path, "output")? {
-        TableFormat::Npy => ndarray_npy::write_npy(path, v).with_context(|| format!("writing {}", path.display())),
+        TableFormat::Npy => ndarray_npy::write_npy(path, v).map_err(|e| anyhow!("writing {}: {e}", path.display())),
         TableFormat::Text => Ok(atomic_write(path, v.iter().map(|x| format!("{x:?}\n")).collect::<String>().as_bytes())?),
     }
 }
@@ -172,9 +203,17 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     for p in [Some(&a.out), a.centres_out.as_ref(), a.components_out.as_ref()].into_iter().flatten() {
         table_format(p, "output")?;
     }
-    let (_, _, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
+    if a.save_model.is_some() {
+        super::model::check_inductive(info)?;
+    }
+    let input = read_input(&a.input, &a.labels)?;
+    let (resolved, fitted) = fit_input(info, &a.method, &a.params, &input, &a.out, a.seed)?;
     let Some(embedding) = fitted.embedding() else { bail!("method '{}' returns {}, not an embedding; use `structdr select`", a.method, fitted.kind()) };
     write_matrix(&a.out, embedding)?;
+    write_labels_beside(&a.out, &input)?;
+    if let Some(m) = &a.save_model {
+        super::model::save(m, info, &resolved, a.seed, &fitted)?;
+    }
     if let Some(g) = &a.graph_out {
         let Some(graph) = fitted.drawn_graph() else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
         atomic_write(g, edge_list_csv(&graph).as_bytes())?;
@@ -191,18 +230,19 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     Ok(())
 }
 
-/// `structdr embed` / `select`: reads the input, resolves `dim = "energy"` on it (95% PCA energy,
-/// the tables' rule), builds the method from `params`, fits, and reports the fit on stderr.
-fn fit_input_file(
+/// `structdr embed` / `select`: resolves `dim = "energy"` on the input (95% PCA energy, the
+/// tables' rule), builds the method from `params`, fits (with the labels, when there are any), and
+/// reports the fit on stderr.
+fn fit_input(
     info: &structdr_methods::MethodInfo,
     name: &str,
     params: &[String],
-    input: &Path,
+    input: &Input,
     out: &Path,
     seed: u64,
-) -> Result<(Array2<f64>, ParamMap, structdr_methods::Fitted)> {
+) -> Result<(ParamMap, structdr_methods::Fitted)> {
     let mut given = parse_params(params)?;
-    let x = read_matrix(input)?;
+    let x = &input.x;
     // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
     // input (the tables' rule), resolved here as the runner does per data set.
     if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
@@ -220,12 +260,16 @@ fn fit_input_file(
         resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     );
     let t0 = std::time::Instant::now();
-    let fitted = method.fit(x.view(), seed)?;
+    let mut fit_input = structdr_methods::api::FitInput::new(x.view(), seed);
+    if let Some(l) = &input.labels {
+        fit_input = fit_input.with_labels(l);
+    }
+    let fitted = method.fit_with(&fit_input)?;
     eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
     for n in &fitted.notes {
         eprintln!("note: {n}");
     }
-    Ok((x, resolved, fitted))
+    Ok((resolved, fitted))
 }
 
 /// `structdr select`.
@@ -237,13 +281,16 @@ pub fn select(a: SelectArgs) -> Result<()> {
     for p in [Some(&a.out), a.embedding_out.as_ref()].into_iter().flatten() {
         table_format(p, "output")?;
     }
-    let (x, resolved, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
+    let input = read_input(&a.input, &a.labels)?;
+    let (resolved, fitted) = fit_input(info, &a.method, &a.params, &input, &a.out, a.seed)?;
+    let x = &input.x;
     let Some(scores) = fitted.feature_scores() else { bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, fitted.kind()) };
     let weights = &scores.weights;
     if weights.len() != x.ncols() {
         bail!("method '{}' returned {} feature weights for {} features", a.method, weights.len(), x.ncols());
     }
     write_vector(&a.out, weights)?;
+    write_labels_beside(&a.out, &input)?;
     if let Some(e) = &a.embedding_out {
         // X on the top n_selected ranked features (the evaluation-stage parameter; 0 = the support)
         let selected = selected_features(scores, &resolved, x.view())?;
@@ -258,9 +305,9 @@ pub fn select(a: SelectArgs) -> Result<()> {
 
 /// Labels from `.npy` (integers) or a one-column text table (`.csv` / `.tsv` / `.txt`, an optional
 /// header, integer values).
-fn read_labels(path: &Path) -> Result<Vec<i64>> {
-    table_format(path, "labels")?;
-    Ok(structdr_datasets::file::read_labels(path)?)
+pub(crate) fn read_labels(path: &Path) -> Result<Vec<i64>> {
+    table_format(path, "labels").map_err(data_error)?;
+    structdr_datasets::file::read_labels(path).map_err(data_error)
 }
 
 /// The embedding for `eval`, its row count checked against the `n` labels (or data rows) before
@@ -269,7 +316,7 @@ fn read_labels(path: &Path) -> Result<Vec<i64>> {
 fn read_embedding(path: &Path, n: usize, of: &str) -> Result<Array2<f64>> {
     table_format(path, "input")?;
     let check = |r: usize, _c: usize| if r == n { Ok(()) } else { Err(format!("length mismatch: {r} rows, but {of} has {n} (one row per sample)")) };
-    Ok(structdr_datasets::file::read_matrix_checked(path, &check)?)
+    structdr_datasets::file::read_matrix_checked(path, &check).map_err(data_error)
 }
 
 /// k-means' tolerance is an absolute centre shift: on an embedding whose extent (the largest

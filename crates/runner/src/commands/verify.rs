@@ -336,7 +336,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     println!("elapsed: {:.1} s", t0.elapsed().as_secs_f64());
     if total[2] + total[3] > 0 {
         eprintln!("error: {} of {} cells did not reproduce their records ({} differ, {} failed)", total[2] + total[3], chosen.len(), total[2], total[3]);
-        std::process::exit(3);
+        std::process::exit(super::exit::DIFFERS);
     }
     Ok(())
 }
