@@ -4,12 +4,13 @@
 //! `n_selected` rule and graphs as the tables' edge lists ([`crate::outputs`]).
 
 use super::exit::data_error;
-use super::labels::{read_input, write_labels_beside, Input};
+use super::labels::{read_input, write_labels_beside, Input, LabelArgs};
+use super::tables::{read_labels, read_matrix, table_format, write_matrix, write_vector};
 use crate::data::energy_dim;
 use crate::files::atomic_write;
 use crate::outputs::{edge_list_csv, selected_features};
 use crate::spec::DimRule;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use ndarray::{Array1, Array2};
 use std::path::{Path, PathBuf};
@@ -83,24 +84,6 @@ pub struct SelectArgs {
 
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
 #[allow(missing_docs)]
-#[derive(Args, Clone, Default)]
-pub struct LabelArgs {
-    /// The samples' class labels, one per input row (.npy integers or a one-column text table):
-    /// checked against the input's rows and passed to the fit (embed, select).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["label_column", "no_labels"])]
-    pub labels: Option<PathBuf>,
-    /// The input column that holds class labels (0-based; negative counts from the end, -1 = the
-    /// last): removed from the features, passed to the fit (embed, select) and written beside the
-    /// output (OUT with `.labels` before the extension, e.g. Y.labels.npy).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, conflicts_with = "no_labels")]
-    pub label_column: Option<i64>,
-    /// The input has no label column: do not warn when its last column looks like class labels.
-    #[arg(long)]
-    pub no_labels: bool,
-}
-
-// clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
-#[allow(missing_docs)]
 #[derive(Subcommand)]
 pub enum EvalCommand {
     /// 1-NN leave-one-out accuracy; prints {"loocv_1nn_accuracy": ...}.
@@ -150,47 +133,6 @@ fn parse_params(raw: &[String]) -> Result<ParamMap> {
         map.insert(k.trim().to_string(), ParamValue::parse_cli(v));
     }
     Ok(map)
-}
-
-/// The table formats the CLI reads and writes, by extension.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum TableFormat {
-    Npy,
-    Text,
-}
-
-pub(crate) fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "npy" => Ok(TableFormat::Npy),
-        "csv" | "tsv" | "txt" => Ok(TableFormat::Text),
-        _ => bail!("{}: unsupported {what} format '.{ext}' (use .npy, .csv, .tsv or .txt)", path.display()),
-    }
-}
-
-/// Reads an input matrix; every failure (format, missing file, malformed content) is a data error.
-pub(crate) fn read_matrix(path: &Path) -> Result<Array2<f64>> {
-    table_format(path, "input").map_err(data_error)?;
-    structdr_datasets::file::read_matrix(path).map_err(data_error)
-}
-
-/// Writes a matrix in the format its extension names (`.npy`, or comma-separated text for
-/// `.csv` / `.tsv` / `.txt`).
-pub(crate) fn write_matrix(path: &Path, x: &Array2<f64>) -> Result<()> {
-    match table_format(path, "output")? {
-        // ndarray-npy's error prints its I/O cause and also returns it as its source: the message
-        // is taken once, as text, so the cause is not printed twice.
-        TableFormat::Npy => ndarray_npy::write_npy(path, x).map_err(|e| anyhow!("writing {}: {e}", path.display())),
-        TableFormat::Text => Ok(atomic_write(path, structdr_datasets::parse::csv::write(&x.view()).as_bytes())?),
-    }
-}
-
-/// Writes a vector as a one-column table ([`write_matrix`]'s formats).
-pub(crate) fn write_vector<T: ndarray_npy::WritableElement + std::fmt::Debug>(path: &Path, v: &Array1<T>) -> Result<()> {
-    match table_format(path, "output")? {
-        TableFormat::Npy => ndarray_npy::write_npy(path, v).map_err(|e| anyhow!("writing {}: {e}", path.display())),
-        TableFormat::Text => Ok(atomic_write(path, v.iter().map(|x| format!("{x:?}\n")).collect::<String>().as_bytes())?),
-    }
 }
 
 /// `structdr embed`.
@@ -301,13 +243,6 @@ pub fn select(a: SelectArgs) -> Result<()> {
         atomic_write(g, edge_list_csv(graph).as_bytes())?;
     }
     Ok(())
-}
-
-/// Labels from `.npy` (integers) or a one-column text table (`.csv` / `.tsv` / `.txt`, an optional
-/// header, integer values).
-pub(crate) fn read_labels(path: &Path) -> Result<Vec<i64>> {
-    table_format(path, "labels").map_err(data_error)?;
-    structdr_datasets::file::read_labels(path).map_err(data_error)
 }
 
 /// The embedding for `eval`, its row count checked against the `n` labels (or data rows) before

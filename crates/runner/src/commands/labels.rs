@@ -10,10 +10,29 @@
 //! says the column is a feature.
 
 use super::exit::data_error;
-use super::fit::{read_labels, write_vector};
+use super::tables::{read_labels, read_matrix, write_vector};
 use anyhow::{anyhow, Result};
+use clap::Args;
 use ndarray::{Array1, Array2, Axis};
 use std::path::{Path, PathBuf};
+
+// clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
+#[allow(missing_docs)]
+#[derive(Args, Clone, Default)]
+pub struct LabelArgs {
+    /// The samples' class labels, one per input row (.npy integers or a one-column text table):
+    /// checked against the input's rows and passed to the fit (embed, select).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["label_column", "no_labels"])]
+    pub labels: Option<PathBuf>,
+    /// The input column that holds class labels (0-based; negative counts from the end, -1 = the
+    /// last): removed from the features, passed to the fit (embed, select) and written beside the
+    /// output (OUT with `.labels` before the extension, e.g. Y.labels.npy).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, conflicts_with = "no_labels")]
+    pub label_column: Option<i64>,
+    /// The input has no label column: do not warn when its last column looks like class labels.
+    #[arg(long)]
+    pub no_labels: bool,
+}
 
 /// An input matrix and the labels given with it.
 pub struct Input {
@@ -29,8 +48,8 @@ pub struct Input {
 /// Reads `path` and its labels as `args` say: `--labels FILE` is read and checked against the
 /// rows, `--label-column N` is taken out of the matrix; without either, a last column that looks
 /// like class labels ([`label_like`]) gets a warning on stderr unless `--no-labels`.
-pub fn read_input(path: &Path, args: &super::fit::LabelArgs) -> Result<Input> {
-    let x = super::fit::read_matrix(path)?;
+pub fn read_input(path: &Path, args: &LabelArgs) -> Result<Input> {
+    let x = read_matrix(path)?;
     if let Some(file) = &args.labels {
         let labels = read_labels(file)?;
         if labels.len() != x.nrows() {

@@ -3,7 +3,7 @@
 //! [`run`] (run, check, prune), [`verify`] (recompute stored cells and compare), [`store`]
 //! (records' checksums: check, seal), [`fit`] (embed, select, eval on files) with [`labels`]
 //! (label columns and files), [`model`] (saved models, transform), [`methods`] (the registry),
-//! [`datasets`]; [`exit`] holds the exit statuses. The report, nightly, Slurm and history
+//! [`datasets`]; [`tables`] reads and writes their files, [`exit`] holds the exit statuses. The report, nightly, Slurm and history
 //! commands are a few lines each, here.
 
 pub mod datasets;
@@ -14,6 +14,7 @@ pub mod methods;
 pub mod model;
 pub mod run;
 pub mod store;
+pub mod tables;
 pub mod verify;
 
 use anyhow::{Context, Result};

@@ -10,8 +10,8 @@
 //! refuses a record of another version), and the shapes.
 
 use super::exit::data_error;
-use super::fit::{table_format, write_matrix, LabelArgs};
-use super::labels::{read_input, write_labels_beside};
+use super::labels::{read_input, write_labels_beside, LabelArgs};
+use super::tables::{table_format, write_matrix};
 use crate::files::atomic_write;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
