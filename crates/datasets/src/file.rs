@@ -73,7 +73,7 @@ fn layout(path: &Path, message: impl Into<String>) -> LoadError {
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
     crate::regular::read_regular(path).map_err(|e| match e {
         ReadError::NotRegular { .. } => layout(path, "not a regular file (a directory, device or pipe cannot be read as data)"),
-        ReadError::Io { path, source } => LoadError::Io { path, source },
+        ReadError::Io { path, cause } => LoadError::Io { path, cause },
     })
 }
 
@@ -106,7 +106,7 @@ fn ensure_regular(path: &Path) -> Result<(), LoadError> {
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => Err(layout(path, "not a regular file (a directory, device or pipe cannot be read as data)")),
         Ok(_) => Ok(()),
-        Err(source) => Err(LoadError::Io { path: path.to_path_buf(), source }),
+        Err(cause) => Err(LoadError::Io { path: path.to_path_buf(), cause }),
     }
 }
 

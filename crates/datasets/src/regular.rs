@@ -14,19 +14,19 @@ pub enum ReadError {
         path: PathBuf,
     },
     /// Reading failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// Path concerned.
         path: PathBuf,
-        /// Underlying error.
-        #[source]
-        source: std::io::Error,
+        /// Underlying error (part of the message, so not also returned by `source()`: printing the
+        /// error's chain would repeat it).
+        cause: std::io::Error,
     },
 }
 
 /// The bytes of a regular file.
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
-    let io = |source| ReadError::Io { path: path.to_path_buf(), source };
+    let io = |cause| ReadError::Io { path: path.to_path_buf(), cause };
     if !std::fs::metadata(path).map_err(io)?.is_file() {
         return Err(ReadError::NotRegular { path: path.to_path_buf() });
     }

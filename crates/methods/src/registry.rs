@@ -65,8 +65,14 @@ pub fn markdown() -> String {
     let mut s = String::from("# Methods\n\nGenerated from the method registry by `structdr methods --markdown`; do not edit by hand.\n");
     for m in registry() {
         s.push_str(&format!(
-            "\n## `{}` (version {})\n\n{}\n\nReference: {}\n\n| parameter | type | default | meaning |\n|---|---|---|---|\n",
-            m.name, m.version, m.summary, m.reference
+            "\n## `{}` (version {})\n\n{}\n\nReference: {}\n\nOutput: {}; randomised: {}; out-of-sample transform: {}.\n\n| parameter | type | default | meaning |\n|---|---|---|---|\n",
+            m.name,
+            m.version,
+            m.summary,
+            m.reference,
+            m.output,
+            if m.randomised { "yes (the output depends on the seed)" } else { "no" },
+            if m.inductive { "yes (`structdr embed --save-model`, `structdr transform`)" } else { "no" }
         ));
         for p in &m.params {
             s.push_str(&format!("| `{}` | {} | `{}` | {} |\n", p.name, p.kind, p.default, p.doc));

@@ -3,7 +3,7 @@
 //! OpenBLAS kernels, the mirror and data directory) and dispatches.
 
 use clap::Parser;
-use structdr::commands::{dispatch, Cli, Command};
+use structdr::commands::{dispatch, exit, Cli, Command};
 
 fn main() {
     // Rust ignores SIGPIPE, so printing into a closed pipe (`structdr history | head`) panics;
@@ -13,7 +13,15 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     reexec_with_openblas_coretype();
-    let cli = Cli::parse();
+    // clap exits 2 on a usage error, the status of failed cells here: usage errors exit 64
+    // (EX_USAGE) instead; `--help` and `--version` print to stdout and exit 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { exit::USAGE } else { 0 });
+        }
+    };
     if let Some(m) = &cli.mirror {
         std::env::set_var("STRUCTDR_MIRROR", m);
     }
@@ -25,7 +33,7 @@ fn main() {
     }
     if let Err(e) = dispatch(cli.command) {
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(exit::exit_code(&e));
     }
 }
 

@@ -9,8 +9,11 @@ use std::process::Command;
 /// What a case expects.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Expect {
-    /// Exit status 1 (an error) with this text in stderr.
+    /// Exit status 1 (an error that is not about the input data) with this text in stderr.
     Error(&'static str),
+    /// Exit status 65 (a data error: an input file missing, unreadable or malformed, data the
+    /// method refuses) with this text in stderr.
+    DataError(&'static str),
     /// Exit status 2 (a run whose cells failed or were all degenerate) with this text in stdout or stderr.
     Exit2(&'static str),
     /// Success, with this text in stdout or stderr (a recorded `degenerate` status, a listed failure).
@@ -96,32 +99,32 @@ fn cases() -> Vec<Case> {
     let embed = |input: &'static str| -> Vec<&'static str> { vec!["embed", "--method", "pca", "--param", "dim=2", "--input", input, "--out", "{d}/y.npy"] };
     let mut v = vec![
         // ---- input files (CLI) ----
-        case("input missing", vec![], &embed("{d}/nope.csv"), Error("nope.csv")),
-        case("input is a directory", vec![("dir.csv/x", b"1".to_vec())], &embed("{d}/dir.csv"), Error("not a regular file")),
-        case("input extension unknown", vec![("x.bin", good_csv())], &embed("{d}/x.bin"), Error("unsupported input format '.bin'")),
-        case("csv empty", vec![("x.csv", vec![])], &embed("{d}/x.csv"), Error("no numeric rows")),
-        case("csv header only", vec![("x.csv", b"a,b,c\n".to_vec())], &embed("{d}/x.csv"), Error("no numeric rows")),
-        case("csv ragged", vec![("x.csv", b"1,2,3\n4,5\n".to_vec())], &embed("{d}/x.csv"), Error("ragged row")),
-        case("csv typo on the first line", vec![("x.csv", b"1,2.O,3\n4,5,6\n7,8,9\n".to_vec())], &embed("{d}/x.csv"), Error("line 1")),
-        case("csv typo on a later line", vec![("x.csv", b"1,2,3\n4,5,6\n7,x8,9\n".to_vec())], &embed("{d}/x.csv"), Error("line 3")),
-        case("csv empty field", vec![("x.csv", b"1,2,3\n4,,6\n".to_vec())], &embed("{d}/x.csv"), Error("empty field")),
-        case("csv decimal comma with ';'", vec![("x.csv", b"1;2,5\n3;4\n".to_vec())], &embed("{d}/x.csv"), Error("`2,5`")),
-        case("csv invalid UTF-8", vec![("x.csv", b"1,2\n\xff\xfe,3\n".to_vec())], &embed("{d}/x.csv"), Error("invalid UTF-8")),
-        case("csv NaN value", vec![("x.csv", b"1,2,3\n4,nan,6\n7,8,9\n1,1,1\n".to_vec())], &embed("{d}/x.csv"), Error("non-finite")),
-        case("csv infinite value", vec![("x.csv", b"1,2,3\n4,inf,6\n7,8,9\n1,1,1\n".to_vec())], &embed("{d}/x.csv"), Error("non-finite")),
-        case("csv one sample", vec![("x.csv", b"1,2,3\n".to_vec())], &embed("{d}/x.csv"), Error("1 samples")),
+        case("input missing", vec![], &embed("{d}/nope.csv"), DataError("nope.csv")),
+        case("input is a directory", vec![("dir.csv/x", b"1".to_vec())], &embed("{d}/dir.csv"), DataError("not a regular file")),
+        case("input extension unknown", vec![("x.bin", good_csv())], &embed("{d}/x.bin"), DataError("unsupported input format '.bin'")),
+        case("csv empty", vec![("x.csv", vec![])], &embed("{d}/x.csv"), DataError("no numeric rows")),
+        case("csv header only", vec![("x.csv", b"a,b,c\n".to_vec())], &embed("{d}/x.csv"), DataError("no numeric rows")),
+        case("csv ragged", vec![("x.csv", b"1,2,3\n4,5\n".to_vec())], &embed("{d}/x.csv"), DataError("ragged row")),
+        case("csv typo on the first line", vec![("x.csv", b"1,2.O,3\n4,5,6\n7,8,9\n".to_vec())], &embed("{d}/x.csv"), DataError("line 1")),
+        case("csv typo on a later line", vec![("x.csv", b"1,2,3\n4,5,6\n7,x8,9\n".to_vec())], &embed("{d}/x.csv"), DataError("line 3")),
+        case("csv empty field", vec![("x.csv", b"1,2,3\n4,,6\n".to_vec())], &embed("{d}/x.csv"), DataError("empty field")),
+        case("csv decimal comma with ';'", vec![("x.csv", b"1;2,5\n3;4\n".to_vec())], &embed("{d}/x.csv"), DataError("`2,5`")),
+        case("csv invalid UTF-8", vec![("x.csv", b"1,2\n\xff\xfe,3\n".to_vec())], &embed("{d}/x.csv"), DataError("invalid UTF-8")),
+        case("csv NaN value", vec![("x.csv", b"1,2,3\n4,nan,6\n7,8,9\n1,1,1\n".to_vec())], &embed("{d}/x.csv"), DataError("non-finite")),
+        case("csv infinite value", vec![("x.csv", b"1,2,3\n4,inf,6\n7,8,9\n1,1,1\n".to_vec())], &embed("{d}/x.csv"), DataError("non-finite")),
+        case("csv one sample", vec![("x.csv", b"1,2,3\n".to_vec())], &embed("{d}/x.csv"), DataError("1 samples")),
         case("identical samples", vec![("x.csv", b"1,2,3\n1,2,3\n1,2,3\n1,2,3\n".to_vec())], &embed("{d}/x.csv"), Error("degenerate: constant data")),
         case("data x 1e300", vec![("x.csv", scaled_csv(1e300))], &embed("{d}/x.csv"), Error("degenerate: extreme scale")),
         case("data x 1e-300", vec![("x.csv", scaled_csv(1e-300))], &embed("{d}/x.csv"), Error("degenerate: extreme scale")),
-        case("npy bad magic", vec![("x.npy", b"NOTNUMPY\x01\x00".to_vec())], &embed("{d}/x.npy"), Error("x.npy")),
-        case("npy truncated payload", vec![("x.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (10, 3), }", &[0u8; 40]))], &embed("{d}/x.npy"), Error("x.npy")),
+        case("npy bad magic", vec![("x.npy", b"NOTNUMPY\x01\x00".to_vec())], &embed("{d}/x.npy"), DataError("x.npy")),
+        case("npy truncated payload", vec![("x.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (10, 3), }", &[0u8; 40]))], &embed("{d}/x.npy"), DataError("x.npy")),
         case(
             "npy header claims 10^18 values",
             vec![("x.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 1000000000), }", &[0u8; 64]))],
             &embed("{d}/x.npy"),
-            Error("x.npy"),
+            DataError("x.npy"),
         ),
-        case("npy complex dtype", vec![("x.npy", npy("{'descr': '<c16', 'fortran_order': False, 'shape': (2, 2), }", &[0u8; 64]))], &embed("{d}/x.npy"), Error("x.npy")),
+        case("npy complex dtype", vec![("x.npy", npy("{'descr': '<c16', 'fortran_order': False, 'shape': (2, 2), }", &[0u8; 64]))], &embed("{d}/x.npy"), DataError("x.npy")),
         // ---- outputs and parameters (CLI) ----
         case("output extension unknown", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--input", "{d}/x.csv", "--out", "{d}/y.bin"], Error("unsupported output format '.bin'")),
         case("output directory missing", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--input", "{d}/x.csv", "--out", "{d}/no/such/dir/y.npy"], Error("y.npy")),
@@ -129,19 +132,19 @@ fn cases() -> Vec<Case> {
         case("unknown param", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--param", "sigma=1", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("sigma")),
         case("param of the wrong type", vec![("x.csv", good_csv())], &["embed", "--method", "le", "--param", "k=abc", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'k' must be integer")),
         case("k = 0", vec![("x.csv", good_csv())], &["embed", "--method", "le", "--param", "k=0", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'k' must be integer >= 1")),
-        case("k >= N", vec![("x.csv", good_csv())], &["embed", "--method", "le", "--param", "k=40", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("too few points")),
+        case("k >= N", vec![("x.csv", good_csv())], &["embed", "--method", "le", "--param", "k=40", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], DataError("too few points")),
         case("LLE with k = 1", vec![("x.csv", good_csv())], &["embed", "--method", "lle", "--param", "k=1", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'k' must be integer >= 2")),
-        case("dim larger than D", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--param", "dim=9", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("dim")),
+        case("dim larger than D", vec![("x.csv", good_csv())], &["embed", "--method", "pca", "--param", "dim=9", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], DataError("dim")),
         case("negative C for spl", vec![("x.csv", good_csv())], &["embed", "--method", "spl", "--param", "C=-1", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'C' must be float in (0.0, inf]")),
         case("gamma = inf for spl", vec![("x.csv", good_csv())], &["embed", "--method", "spl", "--param", "gamma=inf", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("'gamma' must be float in [0.0, inf)")),
         case("unknown method", vec![("x.csv", good_csv())], &["embed", "--method", "umapp", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("unknown method 'umapp'")),
         case("embed a feature selector", vec![("x.csv", good_csv())], &["embed", "--method", "fsl", "--input", "{d}/x.csv", "--out", "{d}/y.npy"], Error("use `structdr select`")),
         case("select an embedding method", vec![("x.csv", good_csv())], &["select", "--method", "pca", "--input", "{d}/x.csv", "--out", "{d}/w.npy"], Error("not feature weights")),
         // ---- evaluation (CLI) ----
-        case("labels of another length", vec![("y.csv", good_csv()), ("l.csv", labels_csv(30))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("length")),
-        case("labels not integers", vec![("y.csv", good_csv()), ("l.csv", b"1\n2.5\n".to_vec())], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("not an integer")),
-        case("labels with two columns", vec![("y.csv", good_csv()), ("l.csv", b"1,2\n3,4\n".to_vec())], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("one column")),
-        case("labels extension unknown", vec![("y.csv", good_csv()), ("l.dat", labels_csv(40))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.dat"], Error("unsupported labels format")),
+        case("labels of another length", vec![("y.csv", good_csv()), ("l.csv", labels_csv(30))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], DataError("length")),
+        case("labels not integers", vec![("y.csv", good_csv()), ("l.csv", b"1\n2.5\n".to_vec())], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], DataError("not an integer")),
+        case("labels with two columns", vec![("y.csv", good_csv()), ("l.csv", b"1,2\n3,4\n".to_vec())], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], DataError("one column")),
+        case("labels extension unknown", vec![("y.csv", good_csv()), ("l.dat", labels_csv(40))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.dat"], DataError("unsupported labels format")),
         case("eval NaN embedding", vec![("y.csv", b"1,2\n4,nan\n7,8\n".to_vec()), ("l.csv", labels_csv(3))], &["eval", "loocv", "--input", "{d}/y.csv", "--labels", "{d}/l.csv"], Error("NaN or infinite")),
         case("eval 0-column embedding", vec![("y.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (40, 0), }", &[])), ("l.csv", labels_csv(40))], &["eval", "loocv", "--input", "{d}/y.npy", "--labels", "{d}/l.csv"], Error("0 columns")),
         case("kmeans k = 0", vec![("y.csv", good_csv()), ("l.csv", labels_csv(40))], &["eval", "kmeans", "--input", "{d}/y.csv", "--labels", "{d}/l.csv", "--k", "0"], Error("k = 0")),
@@ -239,7 +242,7 @@ fn cases() -> Vec<Case> {
         case("nightly history directory is a file", vec![("t.toml", spec(&format!("{MOONS}{PCA}"))), ("suite.toml", b"id = \"s\"\n[[quality]]\nspec = \"t.toml\"\n".to_vec()), ("h", b"x".to_vec())], &["nightly", "{d}/suite.toml", "--history", "{d}/h"], Error("h is not a directory")),
     ];
     #[cfg(unix)]
-    v.push(case("input symlink to /dev/zero", vec![], &embed("{d}/zero.npy"), Error("not a regular file")));
+    v.push(case("input symlink to /dev/zero", vec![], &embed("{d}/zero.npy"), DataError("not a regular file")));
     v.extend(issue29_cases());
     v
 }
@@ -360,7 +363,7 @@ fn issue29_cases() -> Vec<Case> {
             "eval embedding.npy of 1.6 GB, 40 labels",
             vec![("y.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (200000000, 1), }", &[])), l40()],
             &loocv("{d}/y.npy"),
-            Error("y.npy: byte offset 8: the header declares 200000000 x 1: length mismatch"),
+            DataError("y.npy: byte offset 8: the header declares 200000000 x 1: length mismatch"),
         ),
         case(
             "own data: labels.npy header of another length",
@@ -412,6 +415,7 @@ fn every_bad_input_gets_its_error_or_status_and_nothing_panics() {
         let (code, text) = run_case(c, root.path());
         let ok = match c.expect {
             Expect::Error(want) => code == Some(1) && text.contains(want),
+            Expect::DataError(want) => code == Some(65) && text.contains(want),
             Expect::Exit2(want) => code == Some(2) && text.contains(want),
             Expect::Ok(want) => code == Some(0) && text.contains(want),
         };
@@ -422,9 +426,12 @@ fn every_bad_input_gets_its_error_or_status_and_nothing_panics() {
     assert!(failures.is_empty(), "{} of {} cases failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
     // the catalogue's counts are this suite's: a case added here without its row fails
     let errors = cases.iter().filter(|c| matches!(c.expect, Expect::Error(_))).count();
+    let data_errors = cases.iter().filter(|c| matches!(c.expect, Expect::DataError(_))).count();
     let exit2 = cases.iter().filter(|c| matches!(c.expect, Expect::Exit2(_))).count();
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reliability.md")).unwrap();
-    for stated in [format!("{} cases through the binary", cases.len()), format!("clear errors, exit 1: {errors}; exit 2: {exit2};")] {
+    for stated in
+        [format!("{} cases through the binary", cases.len()), format!("clear errors, exit 1: {errors}; data errors, exit 65: {data_errors}; exit 2: {exit2};")]
+    {
         assert!(doc.contains(&stated), "docs/reliability.md must say \"{stated}\"");
     }
 }

@@ -392,3 +392,241 @@ fn eval_neighbourhood_matches_the_sklearn_fixture() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("k = 60"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A labelled CSV like scikit-learn's digits export: `n` rows of `d` integer features in 0..=16 and
+/// a last column of class labels `i % 10`.
+fn labelled_csv(path: &Path, n: usize, d: usize) {
+    let rows: Vec<String> = (0..n)
+        .map(|i| {
+            let mut r: Vec<String> = (0..d).map(|j| ((i * 7 + j * 13 + (i % 10) * j) % 17).to_string()).collect();
+            r.push((i % 10).to_string());
+            r.join(",")
+        })
+        .collect();
+    std::fs::write(path, rows.join("\n") + "\n").unwrap();
+}
+
+/// A class-like last column is never embedded silently: without a flag it is used as a feature with
+/// a warning naming the column and the flags; `--label-column -1` (or its 0-based index) takes it
+/// out, stores the labels beside the output, and they score the embedding as `eval` reads them;
+/// `--labels FILE` is checked against the rows.
+#[test]
+fn label_columns_are_named_and_taken_out_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    labelled_csv(&d.join("digits.csv"), 120, 8);
+    let embed = |extra: &[&str], out: &str| {
+        bin()
+            .args(["embed", "--method", "pca", "--param", "dim=2", "--input"])
+            .arg(d.join("digits.csv"))
+            .arg("--out")
+            .arg(d.join(out))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let plain = embed(&[], "plain.npy");
+    let err = String::from_utf8_lossy(&plain.stderr);
+    assert!(plain.status.success(), "{err}");
+    assert!(err.contains("warning: the last column of") && err.contains("column 8, 0-based") && err.contains("--label-column -1"), "{err}");
+    assert!(err.contains("120 x 9"), "the label column was a feature: {err}");
+    // --no-labels: the user says it is a feature, no warning
+    let quiet = embed(&["--no-labels"], "quiet.npy");
+    assert!(quiet.status.success() && !String::from_utf8_lossy(&quiet.stderr).contains("warning"));
+    // --label-column -1 and 8 are the same column: 8 features fitted, labels beside the output
+    for (flag, out) in [("-1", "a.npy"), ("8", "b.npy")] {
+        let taken = embed(&["--label-column", flag], out);
+        let err = String::from_utf8_lossy(&taken.stderr);
+        assert!(taken.status.success() && err.contains("120 x 8") && !err.contains("warning"), "{err}");
+    }
+    let a: Array2<f64> = ndarray_npy::read_npy(d.join("a.npy")).unwrap();
+    let b: Array2<f64> = ndarray_npy::read_npy(d.join("b.npy")).unwrap();
+    assert_eq!(a, b);
+    let labels: Array1<i64> = ndarray_npy::read_npy(d.join("a.labels.npy")).unwrap();
+    assert_eq!(labels.to_vec(), (0..120).map(|i| (i % 10) as i64).collect::<Vec<_>>());
+    // the embedding of the 8 features equals embedding the same features given without the column
+    let features: Vec<String> = std::fs::read_to_string(d.join("digits.csv")).unwrap().lines().map(|l| l.rsplit_once(',').unwrap().0.to_string()).collect();
+    std::fs::write(d.join("features.csv"), features.join("\n") + "\n").unwrap();
+    ok(bin().args(["embed", "--method", "pca", "--param", "dim=2", "--input"]).arg(d.join("features.csv")).arg("--out").arg(d.join("f.npy")).output().unwrap());
+    let f: Array2<f64> = ndarray_npy::read_npy(d.join("f.npy")).unwrap();
+    // (to rounding: BLAS sums in an order that depends on the matrix's memory layout)
+    assert!(max_abs_diff(&a, &f) < 1e-12 * a.iter().fold(1.0f64, |m, v| m.max(v.abs())), "{a} vs {f}");
+    // the stored labels are what `eval` takes
+    let json = ok(bin().args(["eval", "loocv", "--input"]).arg(d.join("a.npy")).arg("--labels").arg(d.join("a.labels.npy")).output().unwrap());
+    assert!(json.contains("loocv_1nn_accuracy"), "{json}");
+    // a labels file of the wrong length, a column out of range: data errors (65)
+    ndarray_npy::write_npy(d.join("short.npy"), &Array1::<i64>::zeros(7)).unwrap();
+    let out = embed(&["--labels", d.join("short.npy").to_str().unwrap()], "c.npy");
+    assert_eq!(out.status.code(), Some(65), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("7 labels for the 120 rows"));
+    let out = embed(&["--label-column", "9"], "c.npy");
+    assert_eq!(out.status.code(), Some(65));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such column"), "{}", String::from_utf8_lossy(&out.stderr));
+    // both flags at once is a usage error
+    let out = embed(&["--label-column", "-1", "--labels", "x.npy"], "c.npy");
+    assert_eq!(out.status.code(), Some(64));
+}
+
+/// `methods` fits 100 columns with one line per method, each with its version and randomised
+/// flag as the registry has them; `methods NAME` shows every parameter of one method; an unknown
+/// name is refused.
+#[test]
+fn methods_lists_versions_flags_and_one_method_in_full() {
+    let text = ok(bin().arg("methods").output().unwrap());
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    for m in structdr_methods::registry() {
+        let rows: Vec<&str> = text.lines().filter(|l| l.split('|').next().unwrap().trim() == m.name).collect();
+        assert_eq!(rows.len(), 1, "{}: {rows:?}", m.name);
+        let cells: Vec<&str> = rows[0].split('|').map(str::trim).collect();
+        assert_eq!(
+            (cells[1], cells[3], cells[4]),
+            (m.version.to_string().as_str(), if m.randomised { "yes" } else { "no" }, if m.inductive { "yes" } else { "no" }),
+            "{}",
+            rows[0]
+        );
+        assert!(!rows[0].contains("default"), "no parameters without NAME");
+    }
+    let one = ok(bin().args(["methods", "kpca"]).output().unwrap());
+    let info = structdr_methods::lookup("kpca").unwrap();
+    assert!(one.contains(&format!("kpca (version {})", info.version)) && one.contains("randomised") && one.contains("transform"), "{one}");
+    for p in &info.params {
+        let row = one.lines().find(|l| l.trim_start().starts_with(p.name)).unwrap_or_else(|| panic!("{} missing:\n{one}", p.name));
+        assert!(row.contains(&p.default.to_string()), "{row}");
+    }
+    assert!(one.contains("float in") && one.lines().all(|l| l.chars().count() <= 100), "{one}");
+    let unknown = bin().args(["methods", "nope"]).output().unwrap();
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("unknown method 'nope'"));
+}
+
+/// Max |a - b| over equal-shaped matrices.
+fn max_abs_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    assert_eq!(a.dim(), b.dim());
+    (a - b).iter().fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
+/// A model saved by `embed --save-model` maps the training data onto the embedding `embed` wrote
+/// (to 1e-12 relative to its scale) for pca, kpca and rproj, and maps new rows; a method without an
+/// out-of-sample map is refused naming those with one; a model of another method version, or a
+/// damaged one, is refused with exit status 65.
+#[test]
+fn transform_with_a_saved_model_reproduces_the_embedding() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Array2<f64> = ndarray_npy::read_npy(fixtures().join("pca_input.npy")).unwrap();
+    for (method, seed) in [("pca", "0"), ("kpca", "0"), ("rproj", "7")] {
+        let (y, model, z) = (d.join(format!("{method}_y.npy")), d.join(format!("{method}.json")), d.join(format!("{method}_z.npy")));
+        ok(bin()
+            .args(["embed", "--method", method, "--param", "dim=3", "--seed", seed, "--input"])
+            .arg(fixtures().join("pca_input.npy"))
+            .arg("--out")
+            .arg(&y)
+            .arg("--save-model")
+            .arg(&model)
+            .output()
+            .unwrap());
+        ok(bin().args(["transform", "--model"]).arg(&model).arg("--input").arg(fixtures().join("pca_input.npy")).arg("--out").arg(&z).output().unwrap());
+        let (y, z): (Array2<f64>, Array2<f64>) = (ndarray_npy::read_npy(&y).unwrap(), ndarray_npy::read_npy(&z).unwrap());
+        let scale = y.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let err = max_abs_diff(&y, &z);
+        assert!(err <= 1e-12 * scale, "{method}: transform(X) differs from embed's Y by {err:e} (scale {scale:e})");
+        let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+        assert_eq!(saved["method"], method);
+        assert_eq!(saved["method_version"], structdr_methods::lookup(method).unwrap().version);
+        assert_eq!((saved["n_features"].as_u64(), saved["n_components"].as_u64()), (Some(x.ncols() as u64), Some(3)));
+    }
+    // PCA of new rows: (x - mean) V_d with the training mean and axes, recomputed here by hand
+    // from the model's numbers
+    let new = x.slice(ndarray::s![..5, ..]).mapv(|v| v * 1.5 + 0.25);
+    ndarray_npy::write_npy(d.join("new.npy"), &new).unwrap();
+    ok(bin()
+        .args(["transform", "--model"])
+        .arg(d.join("pca.json"))
+        .arg("--input")
+        .arg(d.join("new.npy"))
+        .arg("--out")
+        .arg(d.join("new_y.csv"))
+        .output()
+        .unwrap());
+    let model: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("pca.json")).unwrap()).unwrap();
+    let mean: Vec<f64> = model["transform"]["mean"]["data"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let w: Vec<f64> = model["transform"]["weights"]["data"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let w = Array2::from_shape_vec((x.ncols(), 3), w).unwrap();
+    let expected = (&new - &Array1::from(mean).insert_axis(ndarray::Axis(0))).dot(&w);
+    let text = std::fs::read_to_string(d.join("new_y.csv")).unwrap();
+    let got: Vec<f64> = text.lines().flat_map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect::<Vec<_>>()).collect();
+    assert!(max_abs_diff(&Array2::from_shape_vec((5, 3), got).unwrap(), &expected) < 1e-12);
+    // no out-of-sample map: refused before the fit, naming the methods with one
+    let out = bin()
+        .args(["embed", "--method", "le", "--input"])
+        .arg(fixtures().join("pca_input.npy"))
+        .arg("--out")
+        .arg(d.join("le.npy"))
+        .arg("--save-model")
+        .arg(d.join("le.json"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("'le' has no out-of-sample map") && err.contains("identity, pca, rproj, kpca"), "{err}");
+    assert!(!err.contains("fitted in") && !d.join("le.json").exists());
+    // another method version, a wrong feature count, a damaged file: exit 65 with the reason
+    let transform = |model: &Path, input: &Path| {
+        bin().args(["transform", "--model"]).arg(model).arg("--input").arg(input).arg("--out").arg(d.join("o.npy")).output().unwrap()
+    };
+    let mut old = model.clone();
+    old["method_version"] = serde_json::json!(0);
+    std::fs::write(d.join("old.json"), old.to_string()).unwrap();
+    let out = transform(&d.join("old.json"), &fixtures().join("pca_input.npy"));
+    assert_eq!(out.status.code(), Some(65));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fitted by pca version 0, but this build has pca version 1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ndarray_npy::write_npy(d.join("narrow.npy"), &x.slice(ndarray::s![.., ..2]).to_owned()).unwrap();
+    let out = transform(&d.join("pca.json"), &d.join("narrow.npy"));
+    assert_eq!(out.status.code(), Some(65));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the fit had"), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut broken = model.clone();
+    broken["transform"]["weights"]["dim"] = serde_json::json!([2, 3]);
+    broken["transform"]["weights"]["data"] = serde_json::json!([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    std::fs::write(d.join("broken.json"), broken.to_string()).unwrap();
+    let out = transform(&d.join("broken.json"), &fixtures().join("pca_input.npy"));
+    assert_eq!(out.status.code(), Some(65));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("weights are 2 x 3"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(d.join("other.json"), "{\"hello\": 1}").unwrap();
+    let out = transform(&d.join("other.json"), &fixtures().join("pca_input.npy"));
+    assert_eq!(out.status.code(), Some(65));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a structdr model"));
+}
+
+/// Exit statuses: a clap usage error is 64 (not 2), `--help` and `--version` are 0 and the help
+/// lists the statuses; a missing input is 65 with its cause printed once; an error that is not
+/// about the data is 1; a run in which no cell succeeded keeps 2 (tested above).
+#[test]
+fn exit_statuses_are_distinct_and_a_cause_is_printed_once() {
+    let usage = bin().args(["embed", "--method", "pca", "--no-such-flag"]).output().unwrap();
+    assert_eq!(usage.status.code(), Some(64), "{}", String::from_utf8_lossy(&usage.stderr));
+    assert_eq!(bin().output().unwrap().status.code(), Some(64), "no command");
+    let help = bin().arg("--help").output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&help.stdout);
+    for line in ["64  usage error", "65  data error", "2   failed cells", "3   a check found a difference"] {
+        assert!(help.contains(line), "{line} missing in --help:\n{help}");
+    }
+    assert_eq!(bin().arg("--version").output().unwrap().status.code(), Some(0));
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("x.csv");
+    for args in [vec!["embed", "--method", "pca", "--out", "y.npy", "--input"], vec!["eval", "neighbourhood", "--input", "y.npy", "--data"]] {
+        let out = bin().current_dir(dir.path()).args(&args).arg(&missing).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{args:?}: {err}");
+        assert_eq!(err.matches("No such file or directory").count(), 1, "the cause once: {err}");
+        assert!(err.contains(&format!("{}: No such file or directory (os error 2)", missing.display())), "{err}");
+    }
+    // a malformed input is a data error too; an output format that cannot be written is not
+    std::fs::write(dir.path().join("bad.csv"), "1,2\n3,x\n").unwrap();
+    let out = bin().current_dir(dir.path()).args(["embed", "--method", "pca", "--input", "bad.csv", "--out", "y.npy"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(65), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = bin().current_dir(dir.path()).args(["embed", "--method", "pca", "--input", "bad.csv", "--out", "y.bin"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -67,13 +67,13 @@ pub enum DownloadError {
         path: PathBuf,
     },
     /// A local file operation failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// Path concerned.
         path: PathBuf,
-        /// Underlying error.
-        #[source]
-        source: io::Error,
+        /// Underlying error (part of the message, so not also returned by `source()`: printing the
+        /// error's chain would repeat it).
+        cause: io::Error,
     },
     /// `verify` found no cached copy.
     #[error("{name}: {path} is not in the cache")]
@@ -167,5 +167,5 @@ impl DownloadError {
 
 /// Maps an I/O error on `path` into [`DownloadError::Io`] naming the path.
 pub(super) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> DownloadError + '_ {
-    move |source| DownloadError::Io { path: path.to_path_buf(), source }
+    move |cause| DownloadError::Io { path: path.to_path_buf(), cause }
 }

@@ -102,7 +102,7 @@ pub(super) fn http_once(agent: &ureq::Agent, url: &str, tmp: &Path, label: &str,
             return Err(DownloadError::Truncated { url: url.to_string(), expected, got });
         }
     }
-    let f = out.into_inner().map_err(|e| DownloadError::Io { path: tmp.to_path_buf(), source: e.into_error() })?;
+    let f = out.into_inner().map_err(|e| DownloadError::Io { path: tmp.to_path_buf(), cause: e.into_error() })?;
     f.sync_all().map_err(io_err(tmp))?;
     Ok(crate::hex(&hasher.finalize()))
 }

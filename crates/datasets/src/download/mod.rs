@@ -162,11 +162,11 @@ fn copy_local(src: &Path, tmp: &Path, cap: u64) -> Result<String, DownloadError>
     let input = match File::open(src) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(DownloadError::MirrorMissing { path: src.to_path_buf() }),
-        Err(e) => return Err(DownloadError::Io { path: src.to_path_buf(), source: e }),
+        Err(e) => return Err(DownloadError::Io { path: src.to_path_buf(), cause: e }),
     };
     let meta = input.metadata().map_err(io_err(src))?;
     if !meta.is_file() {
-        return Err(DownloadError::Io { path: src.to_path_buf(), source: io::Error::other("not a regular file") });
+        return Err(DownloadError::Io { path: src.to_path_buf(), cause: io::Error::other("not a regular file") });
     }
     if meta.len() > cap {
         return Err(DownloadError::TooLarge { origin: src.display().to_string(), cap, why: format!("file of {} bytes", meta.len()) });
@@ -181,7 +181,7 @@ fn copy_local(src: &Path, tmp: &Path, cap: u64) -> Result<String, DownloadError>
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(DownloadError::Io { path: src.to_path_buf(), source: e }),
+            Err(e) => return Err(DownloadError::Io { path: src.to_path_buf(), cause: e }),
         };
         got += n as u64;
         if got > cap {
@@ -190,7 +190,7 @@ fn copy_local(src: &Path, tmp: &Path, cap: u64) -> Result<String, DownloadError>
         hasher.update(&buf[..n]);
         out.write_all(&buf[..n]).map_err(io_err(tmp))?;
     }
-    let f = out.into_inner().map_err(|e| DownloadError::Io { path: tmp.to_path_buf(), source: e.into_error() })?;
+    let f = out.into_inner().map_err(|e| DownloadError::Io { path: tmp.to_path_buf(), cause: e.into_error() })?;
     f.sync_all().map_err(io_err(tmp))?;
     Ok(crate::hex(&hasher.finalize()))
 }

@@ -39,13 +39,13 @@ pub enum LoadError {
         message: String,
     },
     /// Reading or writing a local file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// Path concerned.
         path: PathBuf,
-        /// Underlying error.
-        #[source]
-        source: std::io::Error,
+        /// Underlying error (part of the message, so not also returned by `source()`: printing the
+        /// error's chain would repeat it).
+        cause: std::io::Error,
     },
     /// Writing an `.npy` file failed.
     #[error("{path}: writing npy: {message}")]

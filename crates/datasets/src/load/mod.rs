@@ -119,7 +119,7 @@ pub fn check_shape(entry: &Entry, x: &Array2<f64>, labels: Option<&[i64]>) -> Re
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, LoadError> {
-    std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_path_buf(), source })
+    std::fs::read(path).map_err(|cause| LoadError::Io { path: path.to_path_buf(), cause })
 }
 
 fn vstack(parts: Vec<Array2<f64>>, source: &str) -> Result<Array2<f64>, LoadError> {
@@ -477,7 +477,7 @@ pub fn parse_image_zip(data: &[u8], source: &str, loader: &Loader, n_samples: us
 /// and `dir/t.npy` (float64, N) when it has intrinsic coordinates; creates `dir` if needed.
 pub fn export(dataset: &Dataset, dir: &Path) -> Result<(), LoadError> {
     use ndarray::Array1;
-    std::fs::create_dir_all(dir).map_err(|source| LoadError::Io { path: dir.to_path_buf(), source })?;
+    std::fs::create_dir_all(dir).map_err(|cause| LoadError::Io { path: dir.to_path_buf(), cause })?;
     let npy_err = |path: &Path, e: ndarray_npy::WriteNpyError| LoadError::Npy { path: path.to_path_buf(), message: e.to_string() };
     let xp = dir.join("X.npy");
     let x = dataset.x.as_standard_layout();

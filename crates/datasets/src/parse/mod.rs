@@ -65,8 +65,8 @@ pub enum ParseError {
     Io {
         /// Source (file) name.
         file: String,
-        /// Underlying I/O error.
-        #[source]
+        /// Underlying I/O error (part of the message, so not also returned by `source()`: printing
+        /// the error's chain would repeat it).
         err: std::io::Error,
     },
 }

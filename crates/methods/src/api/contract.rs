@@ -9,7 +9,7 @@
 //! | [`Output::FeatureScores`] | one weight per input feature and the features ranked | the input restricted to the top-ranked features (the runner's `n_selected`) |
 //! | [`Output::PrincipalGraph`] | K centres joined by edges, every sample's projection on the graph | the projections |
 
-use super::{MethodError, MethodInfo, ParamMap, Result, StopReason};
+use super::{MethodError, MethodInfo, ParamMap, Result, StopReason, TransformState};
 use ndarray::{Array1, Array2, ArrayView2};
 use std::sync::Arc;
 
@@ -184,6 +184,8 @@ impl Trace {
 pub trait Transform: Send + Sync + std::fmt::Debug {
     /// Maps `x` (M x D) to M x d.
     fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>>;
+    /// The numbers that define the map, to save it: [`TransformState::rebuild`] makes an equal map.
+    fn state(&self) -> TransformState;
 }
 
 /// What a fitted method returns.

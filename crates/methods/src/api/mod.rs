@@ -6,6 +6,7 @@
 //! - [`params`]: parameter values, schemas and their validation.
 //! - [`stop`]: [`StopReason`], why an iterative fit stopped.
 //! - [`info`]: [`MethodInfo`], one registry entry (name, schema, version, constructor).
+//! - [`state`]: [`TransformState`], an out-of-sample map's numbers (saved models), and [`AffineMap`].
 //! - [`declare`]: `declare_params!`, one declaration per parameter (struct field, schema entry,
 //!   `build` and `params()` from one line), and [`Checked`] instances.
 //! - [`check_input`], [`check_dense_size`], [`numerical`], [`numerics`]: the checks and error
@@ -15,12 +16,14 @@ pub mod contract;
 pub mod declare;
 pub mod info;
 pub mod params;
+pub mod state;
 pub mod stop;
 
 pub use contract::{Embedder, FeatureScores, FitInput, Fitted, Graph, Init, Output, OutputKind, PrincipalGraph, Trace, Transform};
 pub use declare::{Checked, Declared, ParamChoice};
 pub use info::MethodInfo;
 pub use params::{ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Stage, AUTO, CLASSES, DIM_ENERGY, DIM_UNRESOLVED};
+pub use state::{AffineMap, TransformState};
 pub use stop::{relative_change, StopReason};
 
 use ndarray::ArrayView2;
@@ -51,7 +54,7 @@ pub fn numerics(method: &'static str) -> impl Fn(NumericsError) -> MethodError {
     move |e| match e {
         NumericsError::Input { reason, .. } => MethodError::Input { method, reason },
         NumericsError::Disconnected { k, components, sizes } => MethodError::Disconnected { method, k, components, sizes },
-        NumericsError::Linalg(source) => MethodError::Numerical { method, source },
+        NumericsError::Linalg(cause) => MethodError::Numerical { method, cause },
     }
 }
 
@@ -82,13 +85,13 @@ pub enum MethodError {
         sizes: Vec<usize>,
     },
     /// A numerical kernel failed (singular system, non-convergence, LAPACK error).
-    #[error("{method}: numerical failure: {source}")]
+    #[error("{method}: numerical failure: {cause}")]
     Numerical {
         /// The method.
         method: &'static str,
-        /// The kernel's error.
-        #[source]
-        source: structdr_linalg::LinalgError,
+        /// The kernel's error (part of the message, so not also returned by `source()`: printing
+        /// the error's chain would repeat it).
+        cause: structdr_linalg::LinalgError,
     },
     /// The data or the fit carry no structure to embed: identical samples, a scale at which
     /// squared distances overflow or underflow, an optimum with an undefined embedding. The
@@ -187,5 +190,5 @@ pub fn check_features(method: &'static str, x: &ArrayView2<f64>, n_features: usi
 
 /// Maps a linear-algebra error into a [`MethodError`] of `method`.
 pub fn numerical(method: &'static str) -> impl Fn(structdr_linalg::LinalgError) -> MethodError {
-    move |source| MethodError::Numerical { method, source }
+    move |cause| MethodError::Numerical { method, cause }
 }

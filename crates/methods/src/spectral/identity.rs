@@ -3,7 +3,7 @@
 use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::MethodInfo;
 use crate::api::OutputKind;
-use crate::api::{check_features, check_input, Embedder, FitInput, Fitted, ParamMap, Result, Transform};
+use crate::api::{check_features, check_input, Embedder, FitInput, Fitted, ParamMap, Result, Transform, TransformState};
 use ndarray::{Array2, ArrayView2};
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ impl Embedder for Identity {
         let x = input.x;
         check_input("identity", &x, 1)?;
         let mut f = Fitted::closed_form(x.to_owned());
-        f.transform = Some(Arc::new(IdentityTransform { n_features: x.ncols() }));
+        f.transform = Some(Arc::new(IdentityTransform::new(x.ncols())));
         Ok(f)
     }
 }
@@ -38,10 +38,20 @@ pub struct IdentityTransform {
     n_features: usize,
 }
 
+impl IdentityTransform {
+    /// The map on `n_features` columns.
+    pub fn new(n_features: usize) -> IdentityTransform {
+        IdentityTransform { n_features }
+    }
+}
+
 impl Transform for IdentityTransform {
     fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         check_features("identity", &x, self.n_features)?;
         Ok(x.to_owned())
+    }
+    fn state(&self) -> TransformState {
+        TransformState::Identity { n_features: self.n_features }
     }
 }
 

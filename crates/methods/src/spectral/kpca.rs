@@ -19,7 +19,7 @@
 use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{dim, float, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::{check_features, check_input, numerics, Embedder, FitInput, Fitted, MethodError, ParamMap, Result, Transform};
+use crate::api::{check_features, check_input, numerics, Embedder, FitInput, Fitted, MethodError, ParamMap, Result, Transform, TransformState};
 use ndarray::{ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -112,6 +112,31 @@ impl Transform for KpcaTransform {
         }
         Ok(k.dot(&self.proj))
     }
+    fn state(&self) -> TransformState {
+        TransformState::GaussianKernel {
+            mean: self.mean.clone(),
+            train: self.train.clone(),
+            inv_two_sigma_sq: self.inv_two_sigma_sq,
+            row_means: self.row_means.clone(),
+            total: self.total,
+            proj: self.proj.clone(),
+        }
+    }
+}
+
+impl KpcaTransform {
+    /// The map from its parts (the fields of [`TransformState::GaussianKernel`], whose
+    /// [`TransformState::rebuild`] checks their shapes first).
+    pub(crate) fn from_parts(
+        mean: ndarray::Array1<f64>,
+        train: ndarray::Array2<f64>,
+        inv_two_sigma_sq: f64,
+        row_means: ndarray::Array1<f64>,
+        total: f64,
+        proj: ndarray::Array2<f64>,
+    ) -> KpcaTransform {
+        KpcaTransform { mean, train, inv_two_sigma_sq, row_means, total, proj }
+    }
 }
 
 impl Embedder for KernelPca {
@@ -154,7 +179,7 @@ impl Embedder for KernelPca {
         if values.iter().all(|&l| l > 0.0) {
             let scale = values.mapv(|l| 1.0 / l);
             let proj = &y * &scale.view().insert_axis(Axis(0));
-            f.transform = Some(Arc::new(KpcaTransform { mean, train: xc.to_owned(), inv_two_sigma_sq: inv, row_means, total, proj }));
+            f.transform = Some(Arc::new(KpcaTransform::from_parts(mean, xc.to_owned(), inv, row_means, total, proj)));
         } else {
             f.notes.push("no out-of-sample transform: a kept eigenvalue of the centred kernel is not positive".into());
         }

@@ -7,8 +7,8 @@
 use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{dim, MethodInfo};
 use crate::api::OutputKind;
-use crate::api::{check_features, check_input, numerical, Embedder, FitInput, Fitted, MethodError, ParamMap, Result, Transform};
-use ndarray::{Array2, ArrayView2};
+use crate::api::{check_input, numerical, AffineMap, Embedder, FitInput, Fitted, MethodError, ParamMap, Result};
+use ndarray::s;
 use std::sync::Arc;
 use structdr_linalg::Pca as PcaBasis;
 
@@ -40,22 +40,10 @@ impl Embedder for Pca {
         }
         let basis = PcaBasis::fit(x).map_err(numerical("pca"))?;
         let mut f = Fitted::closed_form(basis.transform(x, self.dim));
-        f.transform = Some(Arc::new(PcaTransform { basis, dim: self.dim }));
+        // The out-of-sample map `x -> (x - mu)^T V_d`: the training mean and the first d axes.
+        let axes = basis.components.slice(s![.., ..self.dim]).to_owned();
+        f.transform = Some(Arc::new(AffineMap::new("pca", basis.mean, axes)));
         Ok(f)
-    }
-}
-
-/// The out-of-sample map of [`Pca`]: `x -> (x - mu)^T V_d`, the training mean and axes.
-#[derive(Debug, Clone)]
-pub struct PcaTransform {
-    basis: PcaBasis,
-    dim: usize,
-}
-
-impl Transform for PcaTransform {
-    fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
-        check_features("pca", &x, self.basis.mean.len())?;
-        Ok(self.basis.transform(x, self.dim))
     }
 }
 

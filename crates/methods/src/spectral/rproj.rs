@@ -13,7 +13,7 @@
 
 use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{dim, MethodInfo};
-use crate::api::{check_features, check_input, Embedder, FitInput, Fitted, OutputKind, ParamMap, Result, Transform};
+use crate::api::{check_features, check_input, Embedder, FitInput, Fitted, OutputKind, ParamMap, Result, Transform, TransformState};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
@@ -40,6 +40,9 @@ impl Transform for RandomProjectionMap {
     fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>> {
         check_features("rproj", &x, self.mean.len())?;
         Ok((&x - &self.mean.view().insert_axis(Axis(0))).dot(&self.r))
+    }
+    fn state(&self) -> TransformState {
+        TransformState::Affine { mean: self.mean.clone(), weights: self.r.clone() }
     }
 }
 

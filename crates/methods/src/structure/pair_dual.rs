@@ -102,7 +102,7 @@ pub fn solve_pairs(
         &opts,
     );
     if let Some(e) = failure {
-        return Err(MethodError::Numerical { method, source: e });
+        return Err(MethodError::Numerical { method, cause: e });
     }
     r.map_err(|e| MethodError::Input { method, reason: e.to_string() })
 }

@@ -111,7 +111,7 @@ pub fn datasets(d: DatasetsCommand) -> Result<()> {
             }
             println!("{ok} verified, {bad} failed, {absent} not in the cache ({})", opts.cache_dir.display());
             if bad > 0 {
-                bail!("{bad} cached data sets failed verification");
+                return Err(super::exit::data_error(anyhow::anyhow!("{bad} cached data sets failed verification")));
             }
         }
         DatasetsCommand::Export { name, out, params, seed, csv } => {

@@ -3,6 +3,9 @@
 //! ([`crate::data::energy_dim`] under the default 95%), feature selections by the tables'
 //! `n_selected` rule and graphs as the tables' edge lists ([`crate::outputs`]).
 
+use super::exit::data_error;
+use super::labels::{read_input, write_labels_beside, Input, LabelArgs};
+use super::tables::{read_labels, read_matrix, table_format, write_matrix, write_vector};
 use crate::data::energy_dim;
 use crate::files::atomic_write;
 use crate::outputs::{edge_list_csv, selected_features};
@@ -39,9 +42,15 @@ pub struct EmbedArgs {
     /// (DDRTree: latent centres; principal graphs: principal points in the input space).
     #[arg(long)]
     pub centres_out: Option<PathBuf>,
+    /// Save the fitted out-of-sample map as a model file (JSON), for `structdr transform`; methods
+    /// with one: identity, kpca, pca, rproj.
+    #[arg(long, value_name = "FILE")]
+    pub save_model: Option<PathBuf>,
     /// Seed for randomised methods.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    #[command(flatten)]
+    pub labels: LabelArgs,
 }
 
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
@@ -69,6 +78,8 @@ pub struct SelectArgs {
     /// Seed for randomised methods.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    #[command(flatten)]
+    pub labels: LabelArgs,
 }
 
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
@@ -124,44 +135,6 @@ fn parse_params(raw: &[String]) -> Result<ParamMap> {
     Ok(map)
 }
 
-/// The table formats the CLI reads and writes, by extension.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum TableFormat {
-    Npy,
-    Text,
-}
-
-fn table_format(path: &Path, what: &str) -> Result<TableFormat> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "npy" => Ok(TableFormat::Npy),
-        "csv" | "tsv" | "txt" => Ok(TableFormat::Text),
-        _ => bail!("{}: unsupported {what} format '.{ext}' (use .npy, .csv, .tsv or .txt)", path.display()),
-    }
-}
-
-fn read_matrix(path: &Path) -> Result<Array2<f64>> {
-    table_format(path, "input")?;
-    Ok(structdr_datasets::file::read_matrix(path)?)
-}
-
-/// Writes a matrix in the format its extension names (`.npy`, or comma-separated text for
-/// `.csv` / `.tsv` / `.txt`).
-fn write_matrix(path: &Path, x: &Array2<f64>) -> Result<()> {
-    match table_format(path, "output")? {
-        TableFormat::Npy => ndarray_npy::write_npy(path, x).with_context(|| format!("writing {}", path.display())),
-        TableFormat::Text => Ok(atomic_write(path, structdr_datasets::parse::csv::write(&x.view()).as_bytes())?),
-    }
-}
-
-/// Writes a vector as a one-column table ([`write_matrix`]'s formats).
-fn write_vector<T: ndarray_npy::WritableElement + std::fmt::Debug>(path: &Path, v: &Array1<T>) -> Result<()> {
-    match table_format(path, "output")? {
-        TableFormat::Npy => ndarray_npy::write_npy(path, v).with_context(|| format!("writing {}", path.display())),
-        TableFormat::Text => Ok(atomic_write(path, v.iter().map(|x| format!("{x:?}\n")).collect::<String>().as_bytes())?),
-    }
-}
-
 /// `structdr embed`.
 pub fn embed(a: EmbedArgs) -> Result<()> {
     let info = structdr_methods::lookup(&a.method)?;
@@ -172,9 +145,17 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     for p in [Some(&a.out), a.centres_out.as_ref(), a.components_out.as_ref()].into_iter().flatten() {
         table_format(p, "output")?;
     }
-    let (_, _, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
+    if a.save_model.is_some() {
+        super::model::check_inductive(info)?;
+    }
+    let input = read_input(&a.input, &a.labels)?;
+    let (resolved, fitted) = fit_input(info, &a.method, &a.params, &input, &a.out, a.seed)?;
     let Some(embedding) = fitted.embedding() else { bail!("method '{}' returns {}, not an embedding; use `structdr select`", a.method, fitted.kind()) };
     write_matrix(&a.out, embedding)?;
+    write_labels_beside(&a.out, &input)?;
+    if let Some(m) = &a.save_model {
+        super::model::save(m, info, &resolved, a.seed, &fitted)?;
+    }
     if let Some(g) = &a.graph_out {
         let Some(graph) = fitted.drawn_graph() else { bail!("method '{}' learns no graph; drop --graph-out", a.method) };
         atomic_write(g, edge_list_csv(&graph).as_bytes())?;
@@ -191,18 +172,19 @@ pub fn embed(a: EmbedArgs) -> Result<()> {
     Ok(())
 }
 
-/// `structdr embed` / `select`: reads the input, resolves `dim = "energy"` on it (95% PCA energy,
-/// the tables' rule), builds the method from `params`, fits, and reports the fit on stderr.
-fn fit_input_file(
+/// `structdr embed` / `select`: resolves `dim = "energy"` on the input (95% PCA energy, the
+/// tables' rule), builds the method from `params`, fits (with the labels, when there are any), and
+/// reports the fit on stderr.
+fn fit_input(
     info: &structdr_methods::MethodInfo,
     name: &str,
     params: &[String],
-    input: &Path,
+    input: &Input,
     out: &Path,
     seed: u64,
-) -> Result<(Array2<f64>, ParamMap, structdr_methods::Fitted)> {
+) -> Result<(ParamMap, structdr_methods::Fitted)> {
     let mut given = parse_params(params)?;
-    let x = read_matrix(input)?;
+    let x = &input.x;
     // dim = "energy": the smallest d whose top-d PCA eigenvalues hold 95% of the variance of the
     // input (the tables' rule), resolved here as the runner does per data set.
     if given.get("dim") == Some(&ParamValue::Str(structdr_methods::api::DIM_ENERGY.into())) {
@@ -220,12 +202,16 @@ fn fit_input_file(
         resolved.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     );
     let t0 = std::time::Instant::now();
-    let fitted = method.fit(x.view(), seed)?;
+    let mut fit_input = structdr_methods::api::FitInput::new(x.view(), seed);
+    if let Some(l) = &input.labels {
+        fit_input = fit_input.with_labels(l);
+    }
+    let fitted = method.fit_with(&fit_input)?;
     eprintln!("fitted in {:.3} s ({} iterations, {})", t0.elapsed().as_secs_f64(), fitted.trace.iterations, fitted.trace.termination);
     for n in &fitted.notes {
         eprintln!("note: {n}");
     }
-    Ok((x, resolved, fitted))
+    Ok((resolved, fitted))
 }
 
 /// `structdr select`.
@@ -237,13 +223,16 @@ pub fn select(a: SelectArgs) -> Result<()> {
     for p in [Some(&a.out), a.embedding_out.as_ref()].into_iter().flatten() {
         table_format(p, "output")?;
     }
-    let (x, resolved, fitted) = fit_input_file(info, &a.method, &a.params, &a.input, &a.out, a.seed)?;
+    let input = read_input(&a.input, &a.labels)?;
+    let (resolved, fitted) = fit_input(info, &a.method, &a.params, &input, &a.out, a.seed)?;
+    let x = &input.x;
     let Some(scores) = fitted.feature_scores() else { bail!("method '{}' returns {}, not feature weights; use `structdr embed`", a.method, fitted.kind()) };
     let weights = &scores.weights;
     if weights.len() != x.ncols() {
         bail!("method '{}' returned {} feature weights for {} features", a.method, weights.len(), x.ncols());
     }
     write_vector(&a.out, weights)?;
+    write_labels_beside(&a.out, &input)?;
     if let Some(e) = &a.embedding_out {
         // X on the top n_selected ranked features (the evaluation-stage parameter; 0 = the support)
         let selected = selected_features(scores, &resolved, x.view())?;
@@ -256,20 +245,13 @@ pub fn select(a: SelectArgs) -> Result<()> {
     Ok(())
 }
 
-/// Labels from `.npy` (integers) or a one-column text table (`.csv` / `.tsv` / `.txt`, an optional
-/// header, integer values).
-fn read_labels(path: &Path) -> Result<Vec<i64>> {
-    table_format(path, "labels")?;
-    Ok(structdr_datasets::file::read_labels(path)?)
-}
-
 /// The embedding for `eval`, its row count checked against the `n` labels (or data rows) before
 /// its body is read: from the header of an `.npy` file, so a 1.6 GB file of the wrong length is
 /// refused after reading 64 KiB.
 fn read_embedding(path: &Path, n: usize, of: &str) -> Result<Array2<f64>> {
     table_format(path, "input")?;
     let check = |r: usize, _c: usize| if r == n { Ok(()) } else { Err(format!("length mismatch: {r} rows, but {of} has {n} (one row per sample)")) };
-    Ok(structdr_datasets::file::read_matrix_checked(path, &check)?)
+    structdr_datasets::file::read_matrix_checked(path, &check).map_err(data_error)
 }
 
 /// k-means' tolerance is an absolute centre shift: on an embedding whose extent (the largest

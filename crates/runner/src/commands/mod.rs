@@ -1,19 +1,28 @@
 //! The `structdr` command line: its commands and their bodies, as library code (the binary,
 //! `main.rs`, only sets up the process and calls [`dispatch`]). One file per group of commands:
 //! [`run`] (run, check, prune), [`verify`] (recompute stored cells and compare), [`store`]
-//! (records' checksums: check, seal), [`fit`] (embed, select, eval on files), [`datasets`]; the
-//! report, nightly, Slurm, history and methods commands are a few lines each, here.
+//! (records' checksums: check, seal), [`fit`] (embed, select, eval on files) with [`labels`]
+//! (label columns and files), [`model`] (saved models, transform), [`methods`] (the registry),
+//! [`datasets`]; [`tables`] reads and writes their files, [`exit`] holds the exit statuses. The report, nightly, Slurm and history
+//! commands are a few lines each, here.
 
 pub mod datasets;
+pub mod exit;
 pub mod fit;
+pub mod labels;
+pub mod methods;
+pub mod model;
 pub mod run;
 pub mod store;
+pub mod tables;
 pub mod verify;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use datasets::DatasetsCommand;
 use fit::{EmbedArgs, EvalCommand, SelectArgs};
+use methods::MethodsArgs;
+use model::TransformArgs;
 use run::RunArgs;
 use std::path::PathBuf;
 use store::StoreCommand;
@@ -22,7 +31,12 @@ use verify::VerifyArgs;
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
 #[allow(missing_docs)]
 #[derive(Parser)]
-#[command(name = "structdr", version = concat!(env!("CARGO_PKG_VERSION"), "+", env!("STRUCTDR_GIT_HASH")), about = "Structure-learning dimensionality reduction: reproduce the papers' tables and figures, run methods, evaluate embeddings")]
+#[command(
+    name = "structdr",
+    version = concat!(env!("CARGO_PKG_VERSION"), "+", env!("STRUCTDR_GIT_HASH")),
+    about = "Structure-learning dimensionality reduction: reproduce the papers' tables and figures, run methods, evaluate embeddings",
+    after_help = exit::HELP
+)]
 pub struct Cli {
     /// Mirror replacing the canonical download hosts: a directory or a base URL (also STRUCTDR_MIRROR).
     #[arg(long, global = true)]
@@ -146,12 +160,12 @@ pub enum Command {
         #[arg(long)]
         summary_only: bool,
     },
-    /// List the registered methods and their parameters (from the method registry).
-    Methods {
-        /// Print Markdown (the source of docs/methods.md).
-        #[arg(long)]
-        markdown: bool,
-    },
+    /// List the registered methods (version, output, randomised, out-of-sample transform), or show
+    /// one with all its parameters.
+    Methods(MethodsArgs),
+    /// Apply a model saved by `embed --save-model` (an out-of-sample map: identity, pca, kpca,
+    /// rproj) to new samples.
+    Transform(TransformArgs),
 }
 
 /// Runs one command.
@@ -179,8 +193,8 @@ pub fn dispatch(cmd: Command) -> Result<()> {
             let opts = crate::nightly::NightlyOptions { history_dir: history, accept, fail_on_error, commits, quiet };
             match crate::nightly::nightly(&suite, &opts)? {
                 crate::nightly::Outcome::Clean => Ok(()),
-                crate::nightly::Outcome::Failures => std::process::exit(2),
-                crate::nightly::Outcome::Regression => std::process::exit(3),
+                crate::nightly::Outcome::Failures => std::process::exit(exit::FAILED_CELLS),
+                crate::nightly::Outcome::Regression => std::process::exit(exit::DIFFERS),
             }
         }
         Command::Slurm { spec, tasks, partition, time, cpus_per_task, results, submit } => {
@@ -212,18 +226,7 @@ pub fn dispatch(cmd: Command) -> Result<()> {
         Command::Select(a) => fit::select(a),
         Command::Eval(e) => fit::eval(e),
         Command::Datasets(d) => datasets::datasets(d),
-        Command::Methods { markdown } => {
-            if markdown {
-                print!("{}", structdr_methods::registry::markdown());
-            } else {
-                for m in structdr_methods::registry() {
-                    println!("{:<10} {}", m.name, m.summary);
-                    for p in &m.params {
-                        println!("    {:<14} {:<34} default {:<10} {}", p.name, p.kind.to_string(), p.default.to_string(), p.doc);
-                    }
-                }
-            }
-            Ok(())
-        }
+        Command::Methods(a) => methods::methods(a),
+        Command::Transform(a) => model::transform(a),
     }
 }

@@ -146,11 +146,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     let ok = out.results.iter().filter(|(_, r)| r.as_ref().is_some_and(|r| r.status == Status::Ok)).count();
     if !out.results.is_empty() && ok == 0 && s.skipped == 0 {
         eprintln!("error: no cell of {} succeeded ({} failed)", a.spec.display(), failed.len());
-        std::process::exit(2);
+        std::process::exit(super::exit::FAILED_CELLS);
     }
     if a.fail_on_error && !failed.is_empty() {
         eprintln!("error: {} failed cell(s) in {} (--fail-on-error)", failed.len(), a.spec.display());
-        std::process::exit(2);
+        std::process::exit(super::exit::FAILED_CELLS);
     }
     Ok(())
 }

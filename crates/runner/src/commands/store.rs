@@ -89,7 +89,7 @@ pub fn store(cmd: StoreCommand) -> Result<()> {
                 refused_any |= !refused.is_empty();
             }
             if refused_any {
-                std::process::exit(3);
+                std::process::exit(super::exit::DIFFERS);
             }
             Ok(())
         }

@@ -329,14 +329,19 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
         counts.entry(c.key.method.clone()).or_default()[verdict as usize] += 1;
     }
     let total = counts.values().fold([0; 4], |acc, c| [acc[0] + c[0], acc[1] + c[1], acc[2] + c[2], acc[3] + c[3]]);
-    println!("\n{:<14} {:>9} {:>17} {:>8} {:>7}", "method", "identical", "within tolerance", "differs", "failed");
+    // the summary by method (blank style: one whitespace-separated row per method, as scripts read it)
+    let mut table = tabled::builder::Builder::default();
+    table.push_record(["method", "identical", "within tolerance", "differs", "failed"]);
     for (m, c) in counts.iter().chain(std::iter::once((&"all".to_string(), &total))) {
-        println!("{m:<14} {:>9} {:>17} {:>8} {:>7}", c[0], c[1], c[2], c[3]);
+        table.push_record([m.clone(), c[0].to_string(), c[1].to_string(), c[2].to_string(), c[3].to_string()]);
     }
+    let mut table = table.build();
+    table.with(tabled::settings::Style::blank()).modify(tabled::settings::object::Columns::new(1..), tabled::settings::Alignment::right());
+    println!("\n{table}");
     println!("elapsed: {:.1} s", t0.elapsed().as_secs_f64());
     if total[2] + total[3] > 0 {
         eprintln!("error: {} of {} cells did not reproduce their records ({} differ, {} failed)", total[2] + total[3], chosen.len(), total[2], total[3]);
-        std::process::exit(3);
+        std::process::exit(super::exit::DIFFERS);
     }
     Ok(())
 }

@@ -47,9 +47,9 @@ param_choice! {
 fn sparse_err(e: SparseError) -> MethodError {
     match e {
         SparseError::NotPositiveDefinite { pivot, n, .. } => {
-            MethodError::Numerical { method: NAME, source: LinalgError::NotPositiveDefinite { minor: pivot + 1, n } }
+            MethodError::Numerical { method: NAME, cause: LinalgError::NotPositiveDefinite { minor: pivot + 1, n } }
         }
-        SparseError::NotFinite(_) => MethodError::Numerical { method: NAME, source: LinalgError::NotFinite { what: "meu: L + gamma I" } },
+        SparseError::NotFinite(_) => MethodError::Numerical { method: NAME, cause: LinalgError::NotFinite { what: "meu: L + gamma I" } },
         SparseError::Pattern(reason) => MethodError::Input { method: NAME, reason },
     }
 }
@@ -235,7 +235,7 @@ impl MeuProblem {
         assert_eq!(w.len(), self.edges.len(), "meu: one weight per edge");
         assert_eq!(g.len(), self.edges.len(), "meu: one gradient entry per edge");
         if w.iter().any(|v| !v.is_finite()) {
-            return Err(MethodError::Numerical { method: NAME, source: LinalgError::NotFinite { what: "meu: edge weights" } });
+            return Err(MethodError::Numerical { method: NAME, cause: LinalgError::NotFinite { what: "meu: edge weights" } });
         }
         match self.objective {
             MeuObjective::Likelihood => self.likelihood(w, g),
