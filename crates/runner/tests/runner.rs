@@ -109,7 +109,7 @@ fn a_version_bump_recomputes_exactly_that_methods_cells() {
     let store = structdr::store::Store::open_in(&dir.path().join("out")).unwrap();
     assert_eq!(store.len(), 14);
     let (name, version) = (plan.methods[le].name.clone(), plan.methods[le].version);
-    let counts = store.prune(|m| if m == name { Some(version) } else { structdr_methods::lookup(m).ok().map(|i| i.version) }, false).unwrap();
+    let counts = store.prune(|k| if k.method == name { Some(version) } else { structdr_methods::lookup(&k.method).ok().map(|i| i.version) }, false).unwrap();
     assert_eq!(counts["le"], (6, 6));
     assert_eq!(counts["pca"], (2, 0));
     assert_eq!(store.len(), 8);
@@ -1319,4 +1319,28 @@ grid = { n_selected = [1, 2, 3], b = [0.5, 1.0], max_iter = 20 }
     // two fits (b), three cells each: every shard computes 0, 3 or 6 cells, 6 in all
     assert_eq!(per_shard.iter().sum::<usize>(), 6, "{per_shard:?}");
     assert!(per_shard.iter().all(|c| c % 3 == 0), "cells of one fit were split: {per_shard:?}");
+}
+
+/// `structdr prune` keeps an external method's records when a built-in of the same name has
+/// another version (`fsasl` is at version 2, an external method at 1): the records are the spec's
+/// method's, as its cells are.
+#[test]
+fn prune_keeps_an_external_methods_records_beside_a_built_in_of_its_name() {
+    if !python_with_numpy() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("cmds.py");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../baselines/numpy_cmds.py"), &script).unwrap();
+    let text = format!(
+        "id = \"t\"\ntitle = \"t\"\n[evaluation]\nprotocols = [\"loocv\"]\n[[dataset]]\nname = \"three_clusters\"\nparams = {{ n = 60 }}\n[[method]]\nname = \"fsasl\"\ncommand = [\"python3\", \"{}\"]\ngrid = {{ dim = 2 }}\n",
+        script.display()
+    );
+    let plan = plan_in(dir.path(), &text);
+    assert!(structdr_methods::lookup("fsasl").unwrap().version != plan.methods[0].version, "the test needs differing versions");
+    let out = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
+    assert_eq!((out.summary.total, out.summary.failed), (1, 0));
+    structdr::commands::run::prune(&dir.path().join("spec.toml"), dir.path(), false).unwrap();
+    let store = structdr::store::Store::open_in(&dir.path().join("out")).unwrap();
+    assert_eq!(store.len(), 1, "the external method's record is kept");
 }

@@ -187,11 +187,14 @@ pub fn prune(spec: &Path, results: &Path, dry_run: bool) -> Result<()> {
     let store = Store::open_in(&dir).with_context(|| format!("cannot open the record store in {}", dir.display()))?;
     let counts = store
         .prune(
-            |m| {
-                structdr_methods::lookup(m)
-                    .ok()
-                    .map(|i| i.version)
-                    .or_else(|| plan.methods.iter().find(|x| x.name == m && x.external.is_some()).map(|x| x.version))
+            // an external method's records belong to the spec's method of that name, even when a
+            // built-in of the same name exists (the spec wins), and a built-in's never to it
+            |k| {
+                if k.external.is_some() {
+                    plan.methods.iter().find(|x| x.name == k.method && x.external.is_some()).map(|x| x.version)
+                } else {
+                    structdr_methods::lookup(&k.method).ok().map(|i| i.version)
+                }
             },
             dry_run,
         )

@@ -432,10 +432,12 @@ impl Store {
         Ok(Some(rec))
     }
 
-    /// Removes every record whose method version differs from `current(method)` (or whose method
-    /// `current` does not know); with `dry_run` only counts. Returns `(kept, removed)` record
-    /// counts per method, in method-name order. Unreadable files are left alone and counted as kept.
-    pub fn prune(&self, current: impl Fn(&str) -> Option<u32>, dry_run: bool) -> std::io::Result<BTreeMap<String, (usize, usize)>> {
+    /// Removes every record whose method version differs from `current(key)` (or whose method
+    /// `current` does not know); with `dry_run` only counts. `current` sees the whole key, so an
+    /// external method (`key.external`) is told apart from a built-in of the same name. Returns
+    /// `(kept, removed)` record counts per method, in method-name order. Unreadable files are left
+    /// alone and counted as kept.
+    pub fn prune(&self, current: impl Fn(&CellKey) -> Option<u32>, dry_run: bool) -> std::io::Result<BTreeMap<String, (usize, usize)>> {
         let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
         for (path, rec) in self.records()? {
             let Some(rec) = rec else {
@@ -443,7 +445,7 @@ impl Store {
                 continue;
             };
             let c = counts.entry(rec.key.method.clone()).or_default();
-            if current(&rec.key.method) == Some(rec.key.method_version) {
+            if current(&rec.key) == Some(rec.key.method_version) {
                 c.0 += 1;
             } else {
                 c.1 += 1;
@@ -609,10 +611,10 @@ mod tests {
         other.key.method_version = 7;
         other.hash = other.key.hash();
         store.put(&other).unwrap();
-        let dry = store.prune(|m| (m == "le").then_some(1), true).unwrap();
+        let dry = store.prune(|k| (k.method == "le").then_some(1), true).unwrap();
         assert_eq!(dry["le"], (1, 1));
         assert_eq!(store.len(), 2);
-        store.prune(|m| (m == "le").then_some(1), false).unwrap();
+        store.prune(|k| (k.method == "le").then_some(1), false).unwrap();
         assert_eq!(store.len(), 1);
         assert!(store.get(&v1.hash()).is_some());
     }
