@@ -178,27 +178,24 @@ pub fn check(spec: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `structdr prune`: records of other versions of their method removed from the spec's store.
+/// `structdr prune`: records and committed figure panels of other versions of their method removed
+/// from the spec's output directory.
 pub fn prune(spec: &Path, results: &Path, dry_run: bool) -> Result<()> {
     let plan = spec::load(spec)?;
     // pruning through a second spec file with this store's id would act on another spec's cells
     crate::store::SpecLedger::check_plan(&plan, results, false)?;
     let dir = plan.output_dir(results);
     let store = Store::open_in(&dir).with_context(|| format!("cannot open the record store in {}", dir.display()))?;
-    let counts = store
-        .prune(
-            // an external method's records belong to the spec's method of that name, even when a
-            // built-in of the same name exists (the spec wins), and a built-in's never to it
-            |k| {
-                if k.external.is_some() {
-                    plan.methods.iter().find(|x| x.name == k.method && x.external.is_some()).map(|x| x.version)
-                } else {
-                    structdr_methods::lookup(&k.method).ok().map(|i| i.version)
-                }
-            },
-            dry_run,
-        )
-        .with_context(|| format!("pruning {}", store.dir().display()))?;
+    // an external method's records belong to the spec's method of that name, even when a
+    // built-in of the same name exists (the spec wins), and a built-in's never to it
+    let current = |k: &crate::keys::CellKey| {
+        if k.external.is_some() {
+            plan.methods.iter().find(|x| x.name == k.method && x.external.is_some()).map(|x| x.version)
+        } else {
+            structdr_methods::lookup(&k.method).ok().map(|i| i.version)
+        }
+    };
+    let counts = store.prune(current, dry_run).with_context(|| format!("pruning {}", store.dir().display()))?;
     let (mut kept, mut removed) = (0, 0);
     for (method, (k, r)) in &counts {
         let current = structdr_methods::lookup(method).map(|i| format!("version {}", i.version)).unwrap_or_else(|_| "not registered".into());
@@ -207,5 +204,15 @@ pub fn prune(spec: &Path, results: &Path, dry_run: bool) -> Result<()> {
         removed += r;
     }
     println!("{}: {kept} records kept, {removed} {}", store.dir().display(), if dry_run { "would be removed (dry run)" } else { "removed" });
+    // the figures' committed panels of other method versions go the same way
+    let panels = crate::store::PanelStore::open_in(&dir);
+    let (kept, removed) = panels.prune(current, dry_run).with_context(|| format!("pruning the panels in {}", dir.display()))?;
+    if kept + removed > 0 {
+        println!(
+            "{}: {kept} panels kept, {removed} {}",
+            dir.join(crate::store::PANELS_DIR).display(),
+            if dry_run { "would be removed (dry run)" } else { "removed" }
+        );
+    }
     Ok(())
 }

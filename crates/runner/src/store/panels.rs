@@ -82,6 +82,32 @@ impl PanelStore {
     }
 }
 
+impl PanelStore {
+    /// Removes every panel whose method version differs from `current(key)` (or whose method
+    /// `current` does not know), as [`crate::store::Store::prune`] does for records: a method
+    /// whose numerics changed draws from new panels, and the old ones would only weigh on the
+    /// repository. Unreadable files are left alone and counted as kept. Returns `(kept, removed)`;
+    /// with `dry_run` only counts.
+    pub fn prune(&self, current: impl Fn(&CellKey) -> Option<u32>, dry_run: bool) -> std::io::Result<(usize, usize)> {
+        let (mut kept, mut removed) = (0, 0);
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Ok((0, 0)) };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(EXT)).collect();
+        paths.sort();
+        for path in paths {
+            match read_panel(&path) {
+                Ok((key, _, _)) if current(&key) != Some(key.method_version) => {
+                    removed += 1;
+                    if !dry_run {
+                        std::fs::remove_file(&path)?;
+                    }
+                }
+                _ => kept += 1,
+            }
+        }
+        Ok((kept, removed))
+    }
+}
+
 /// The decompressed JSON of a panel file.
 fn read_json(path: &Path) -> Result<String, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -149,6 +175,22 @@ mod tests {
         std::fs::write(panels.path(&newer), b"{ plain JSON, not gzip }").unwrap();
         assert!(read_panel(&panels.path(&newer)).unwrap_err().contains("not gzip"));
         assert!(panels.get(&newer).is_none());
+    }
+
+    #[test]
+    fn prune_removes_the_panels_of_other_method_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let panels = PanelStore::open_in(dir.path());
+        let mut older = key();
+        older.method_version += 5;
+        panels.put(&key(), &fit(), 0.125);
+        panels.put(&older, &fit(), 0.125);
+        let current = |k: &CellKey| (k.method == key().method).then_some(key().method_version);
+        assert_eq!(panels.prune(current, true).unwrap(), (1, 1));
+        assert!(panels.path(&older).exists(), "a dry run removes nothing");
+        assert_eq!(panels.prune(current, false).unwrap(), (1, 1));
+        assert!(!panels.path(&older).exists() && panels.get(&key()).is_some());
+        assert_eq!(panels.prune(current, false).unwrap(), (1, 0));
     }
 
     #[test]
