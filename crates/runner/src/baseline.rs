@@ -54,9 +54,18 @@ pub struct Built {
 
 /// Builds `rev` (of the repository in `dir`) in a fresh git worktree, into the build cache
 /// `dir/target/backfill` shared by every such build (dependencies built once), and copies its
-/// binary out. The worktree is removed afterwards, built or not.
+/// binary out; a binary kept from an earlier build of the commit is taken without building. The
+/// worktree is removed afterwards, built or not.
 pub fn build_commit(dir: &Path, rev: &str) -> Result<Built> {
     let commit = git(dir, &["rev-parse", "--verify", &format!("{rev}^{{commit}}")])?;
+    // a commit's binary is kept under target/backfill/bin/<commit>: the baseline of a nightly
+    // run is the same commit night after night, and its build costs minutes on a small machine
+    let kept = dir.join("target").join("backfill").join("bin").join(&commit).join("structdr");
+    let keep = tempfile::Builder::new().prefix("structdr-bin-").tempdir()?;
+    let binary = keep.path().join("structdr");
+    if kept.is_file() && std::fs::copy(&kept, &binary).is_ok() {
+        return Ok(Built { commit, binary, _dir: keep });
+    }
     // One target directory for every worktree. Each worktree is checked out fresh, so its files
     // are newer than any artifact there and cargo rebuilds the workspace crates (its freshness
     // check is by mtime, and a path crate's artifacts do not depend on where the checkout lies).
@@ -75,8 +84,10 @@ pub fn build_commit(dir: &Path, rev: &str) -> Result<Built> {
         Ok(s) => bail!("commit {commit}: cargo build failed ({s})"),
         Err(e) => bail!("commit {commit}: cannot run cargo: {e}"),
     }
-    let keep = tempfile::Builder::new().prefix("structdr-bin-").tempdir()?;
-    let binary = keep.path().join("structdr");
     std::fs::copy(target.join("release").join("structdr"), &binary).with_context(|| format!("commit {commit}: cannot copy its binary"))?;
+    // keeping it is an optimisation: a failure only means the next run builds again
+    if let Some(parent) = kept.parent() {
+        let _ = std::fs::create_dir_all(parent).and_then(|_| std::fs::copy(&binary, &kept));
+    }
     Ok(Built { commit, binary, _dir: keep })
 }
