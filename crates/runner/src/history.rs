@@ -115,7 +115,11 @@ pub fn summary(dir: &Path) -> Result<String> {
             }
         )?;
         for r in &last.regressions {
-            writeln!(out, "    {} {} [{}] since {}: {}", r.kind, r.id, r.metric, short(&r.since), r.detail)?;
+            let ratio = match (r.ratio, r.interval) {
+                (Some(x), Some((lo, hi))) => format!("x{x:.2} [{lo:.2}, {hi:.2}], "),
+                _ => String::new(),
+            };
+            writeln!(out, "    {} {} [{}] since {}: {ratio}{}", r.kind, r.id, r.metric, short(&r.since), r.detail)?;
         }
         if !last.speed_verdict.is_empty() {
             writeln!(out, "  speed: {}", last.speed_verdict)?;
@@ -283,7 +287,10 @@ pub fn write_page(dir: &Path, suite: Option<&Suite>) -> Result<PathBuf> {
                     link(&e.commit),
                     v(r.old),
                     v(r.new),
-                    esc(&r.detail)
+                    esc(&match (r.ratio, r.interval) {
+                        (Some(x), Some((lo, hi))) => format!("x{x:.2} [{lo:.2}, {hi:.2}]: {}", r.detail),
+                        _ => r.detail.clone(),
+                    })
                 )?;
             }
             body += "</table>\n";

@@ -482,17 +482,7 @@ pub fn compare(history: &[Entry], new: &Entry, alarm: &Alarm) -> Vec<Regression>
             ratio: Some(c.ratio),
             interval: Some(c.interval),
             since: new.baseline.clone(),
-            detail: format!(
-                "x{:.2} [{:.2}, {:.2}] over {} pairs ({:.4} s -> {:.4} s; lower bound > {:.2} and step > {} s)",
-                c.ratio,
-                c.interval.0,
-                c.interval.1,
-                c.pairs,
-                c.baseline,
-                c.candidate,
-                1.0 + alarm.min_relative,
-                alarm.min_seconds
-            ),
+            detail: format!("{} pairs, 90% bootstrap interval; lower bound > {:.2} and step > {} s", c.pairs, 1.0 + alarm.min_relative, alarm.min_seconds),
         })
         .collect();
     crate::paired::rank_by(&mut speed, |r| r.ratio, |r| &r.id);
