@@ -160,12 +160,13 @@ reproduce *ARGS: build
     {{bin}} report
     echo "reproduce: all done in $(( $(date +%s) - t0 )) s"
 
-# The nightly suite (experiments/nightly/suite.toml): quality cells and speed cases recomputed into
-# scratch stores, appended to results/history/<machine>.jsonl, then the history page; exits 3 on a
-# regression (docs/nightly.md). `just nightly --accept` accepts an intended change;
-# `just nightly --commits HEAD~10..HEAD` backfills past commits.
+# The nightly suite (docs/nightly.md): quality cells, speed timed in pairs against the last accepted run's commit; exit 3 on a regression (`--accept`: take it as the baseline).
 nightly *ARGS: build
-    {{bin}} nightly experiments/nightly/suite.toml {{ARGS}}; status=$?; {{bin}} history > /dev/null; exit $status
+    status=0; {{bin}} nightly experiments/nightly/suite.toml {{ARGS}} || status=$?; {{bin}} history > /dev/null; exit $status
+
+# The paired speed comparison under a competing CPU load (two spinning threads): no alarm expected.
+nightly-load-test:
+    cargo test --release -p structdr --test nightly -- --ignored --nocapture paired_speed_is_quiet_under_a_competing_load
 
 # Installs slurm-wlm and munge if missing; a spec as a job array of 4 tasks through
 # `structdr slurm --submit`, compared bit for bit with a local run.

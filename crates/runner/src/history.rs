@@ -76,8 +76,9 @@ fn headline(metrics: &std::collections::BTreeMap<String, f64>) -> Option<(&'stat
     HEADLINE.iter().find_map(|m| metrics.get(*m).map(|v| (*m, *v)))
 }
 
-/// A text summary of every series: runs, the last run, its regressions, and per speed case the
-/// last median against the previous run's.
+/// A text summary of every series: runs, the last run, its regressions, how its speed was judged
+/// and its notes, and per speed case its paired ratio, or (not paired) the last median against
+/// the previous accepted run's stored one.
 pub fn summary(dir: &Path) -> Result<String> {
     let all = series(dir)?;
     let mut out = String::new();
@@ -114,11 +115,34 @@ pub fn summary(dir: &Path) -> Result<String> {
             }
         )?;
         for r in &last.regressions {
-            writeln!(out, "    {} {} [{}] since {}: {}", r.kind, r.id, r.metric, short(&r.since), r.detail)?;
+            let ratio = match (r.ratio, r.interval) {
+                (Some(x), Some((lo, hi))) => format!("x{x:.2} [{lo:.2}, {hi:.2}], "),
+                _ => String::new(),
+            };
+            writeln!(out, "    {} {} [{}] since {}: {ratio}{}", r.kind, r.id, r.metric, short(&r.since), r.detail)?;
+        }
+        if !last.speed_verdict.is_empty() {
+            writeln!(out, "  speed: {}", last.speed_verdict)?;
+        }
+        for n in &last.notes {
+            writeln!(out, "  note: {n}")?;
         }
         let previous = entries.iter().rev().skip(1).find(|e| e.accepted);
+        let alarm = crate::nightly::Alarm::default();
         for (case, samples) in &last.speed {
             let now = median(samples);
+            // a paired case: its ratio against the baseline binary in the same run
+            if let Some(p) = last.baseline_speed.get(case).and_then(|b| crate::paired::judge_case(case, b, samples, alarm.min_relative, alarm.min_seconds)) {
+                writeln!(
+                    out,
+                    "  {case}: {now:.4} s, x{:.2} [{:.2}, {:.2}] against {} in the same run",
+                    p.ratio,
+                    p.interval.0,
+                    p.interval.1,
+                    short(&last.baseline)
+                )?;
+                continue;
+            }
             let before = previous.and_then(|p| p.speed.get(case)).map(|s| median(s));
             match before {
                 Some(b) => writeln!(out, "  {case}: {now:.4} s (previous accepted {b:.4} s, {:+.1}%)", 100.0 * (now - b) / b)?,
@@ -263,7 +287,10 @@ pub fn write_page(dir: &Path, suite: Option<&Suite>) -> Result<PathBuf> {
                     link(&e.commit),
                     v(r.old),
                     v(r.new),
-                    esc(&r.detail)
+                    esc(&match (r.ratio, r.interval) {
+                        (Some(x), Some((lo, hi))) => format!("x{x:.2} [{lo:.2}, {hi:.2}]: {}", r.detail),
+                        _ => r.detail.clone(),
+                    })
                 )?;
             }
             body += "</table>\n";

@@ -26,7 +26,7 @@
 //! | [`report`] | the best cell per (method, data set) and the per-metric oracle; tables (Markdown, CSV, LaTeX), with the optional mean ± std section under both selections |
 //! | [`figures`] | figures drawn from fits (`render`: plotters, `plots`: error-bar series and images, `text`: glyphs; `sensitivity`, `masks`: what those kinds compute) and `figures.md` |
 //! | [`pipeline`] | one spec end to end ([`run_spec`]) |
-//! | [`slurm`], [`fuzz`], [`nightly`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite; the HTML report; the nightly history |
+//! | [`slurm`], [`fuzz`], [`nightly`], [`paired`], [`baseline`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite; its paired speed comparison; the commits it builds; the HTML report; the nightly history |
 //! | [`commands`] | the command line: one file per group of commands (`verify` recomputes stored cells through [`exec::run`]) |
 //!
 //! ## One cell, from spec to table
@@ -63,6 +63,7 @@
 //! | a figure kind | `FigureKind` in `spec/schema.rs`, its checks in `spec/figures.rs`, what it draws in [`figures`] (a new plot type in `figures/render.rs` or `figures/plots.rs`) |
 //! | a command | [`commands`] (its arguments and body in one file) |
 
+pub mod baseline;
 pub mod cells;
 pub mod commands;
 pub mod cost;
@@ -78,6 +79,7 @@ pub mod journal;
 pub mod keys;
 pub mod nightly;
 pub mod outputs;
+pub mod paired;
 pub mod pipeline;
 pub mod progress;
 pub mod report;

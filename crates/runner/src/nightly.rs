@@ -13,15 +13,17 @@
 //!   are deterministic for one OpenBLAS kernel set, and the kernel set is part of the series).
 //!   A cell that succeeded and now fails is a regression too. A method whose numerics change on
 //!   purpose bumps its version, which starts a new series for its cells.
-//! - **Speed**: every speed spec runs `samples` times one cell at a time (`-j 1`); each cell gives
-//!   two cases, `fit` and `evaluation`, with their raw samples. With `m` the median of the last
-//!   `window` accepted runs' medians, `x` the new median and the noise `s` the larger of 1.4826
-//!   MAD of those medians (three runs or more) and 1.4826 MAD of the new samples, a step is a
-//!   regression when `x - m > max(min_relative m, noise_factor s)`: it must exceed the noise the
-//!   series shows, as asv's step detection asks, and be large enough to matter.
+//! - **Speed**: every speed spec runs one cell at a time (`-j 1`); each cell gives two cases,
+//!   `fit` and `evaluation`. The baseline is the last accepted run's commit, built in a worktree
+//!   ([`crate::baseline`]); its binary and this one run the spec interleaved, `samples` pairs, so
+//!   the machine's speed cancels in each pair's ratio, as in asv's `continuous`. The verdict on
+//!   the ratios is [`crate::paired`]'s. When there is no accepted run, the baseline has the same
+//!   code, or it cannot be built, speed is not judged (the entry says why). Absolute times stay
+//!   in the history for the trend page; against the accepted run's stored times, a slow-down of
+//!   every case together is one note ("the machine changed?"), never a regression.
 //!
-//! A run with no regression is accepted (the baseline for the next); `--accept` accepts an
-//! intended change. History files are JSON lines under `results/history/<machine>.jsonl`, one
+//! A run with no regression is accepted; the last accepted run is the baseline of the next, for
+//! quality and speed. `--accept` accepts an intended change. History files are JSON lines under `results/history/<machine>.jsonl`, one
 //! per machine fingerprint (CPU model, logical CPUs, BLAS library and kernel set, thread layout).
 
 use crate::store::{self, Record, Status};
@@ -72,33 +74,30 @@ pub struct QualitySpec {
 pub struct SpeedSpec {
     /// The spec file, relative to the directory structdr runs in.
     pub spec: PathBuf,
-    /// Times the spec runs (samples per case).
+    /// Times the spec runs per binary: the pairs of a paired comparison (samples per case).
     #[serde(default = "default_samples")]
     pub samples: usize,
 }
 
 fn default_samples() -> usize {
-    5
+    3
 }
 
-/// When a timing step is a regression (see the module documentation).
+/// When a paired timing ratio is a regression ([`crate::paired`]).
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Alarm {
-    /// Smallest relative slow-down that counts (0.10: 10%).
+    /// Smallest relative slow-down that counts (0.10: 10%): the lower bound of a case's ratio
+    /// interval must exceed `1 + min_relative`.
     pub min_relative: f64,
-    /// How many noise units a step must exceed.
-    pub noise_factor: f64,
-    /// Accepted runs the noise model looks back over.
-    pub window: usize,
-    /// Smallest step in seconds that counts: cases of a millisecond are at the timer's and the
-    /// scheduler's mercy.
+    /// Smallest step in seconds that counts (median candidate minus median baseline): cases of a
+    /// millisecond are at the timer's and the scheduler's mercy.
     pub min_seconds: f64,
 }
 
 impl Default for Alarm {
     fn default() -> Self {
-        Alarm { min_relative: 0.10, noise_factor: 3.0, window: 10, min_seconds: 0.005 }
+        Alarm { min_relative: 0.10, min_seconds: 0.005 }
     }
 }
 
@@ -122,15 +121,8 @@ impl Suite {
             }
         }
         let a = suite.alarm;
-        if !(a.min_relative.is_finite()
-            && a.min_relative >= 0.0
-            && a.noise_factor.is_finite()
-            && a.noise_factor >= 0.0
-            && a.window >= 1
-            && a.min_seconds.is_finite()
-            && a.min_seconds >= 0.0)
-        {
-            bail!("{}: [alarm] needs min_relative >= 0, noise_factor >= 0, min_seconds >= 0 and window >= 1", path.display());
+        if !(a.min_relative.is_finite() && a.min_relative >= 0.0 && a.min_seconds.is_finite() && a.min_seconds >= 0.0) {
+            bail!("{}: [alarm] needs min_relative >= 0 and min_seconds >= 0", path.display());
         }
         for p in suite.quality.iter().map(|q| &q.spec).chain(suite.speed.iter().map(|s| &s.spec)) {
             crate::spec::load(p).map_err(|e| anyhow::anyhow!("suite {}: {e}", path.display()))?;
@@ -205,10 +197,16 @@ pub struct Regression {
     pub id: String,
     /// The metric (quality), `status` (failure) or `median seconds` (speed).
     pub metric: String,
-    /// The last accepted value (speed: the series median).
+    /// The last accepted value (speed: the baseline binary's median in this run).
     pub old: Option<f64>,
-    /// The new value (speed: the new median).
+    /// The new value (speed: this binary's median).
     pub new: Option<f64>,
+    /// Speed: the median of the per-pair ratios `new / baseline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// Speed: the bootstrap interval of that ratio ([`crate::paired::CONFIDENCE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
     /// The last accepted run's commit: the regression lies in `since..commit`.
     pub since: String,
     /// How it was judged.
@@ -235,8 +233,21 @@ pub struct Entry {
     pub machine: Fingerprint,
     /// Quality cells by id.
     pub quality: BTreeMap<String, QualityCell>,
-    /// Speed cases by id: raw samples in seconds.
+    /// Speed cases by id: raw samples in seconds, of this commit on this machine.
     pub speed: BTreeMap<String, Vec<f64>>,
+    /// The commit the speed cases were paired with (the last accepted run's; empty: not paired).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub baseline: String,
+    /// The baseline binary's samples, interleaved with `speed` (`baseline_speed[c][i]` and
+    /// `speed[c][i]` are one pair).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baseline_speed: BTreeMap<String, Vec<f64>>,
+    /// How speed was judged: paired with the baseline, or why not.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub speed_verdict: String,
+    /// Observations that are not regressions (a uniform shift: "the machine changed?").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Problems running the suite (a spec that did not run, unreadable records).
     #[serde(default)]
     pub problems: Vec<String>,
@@ -254,8 +265,8 @@ pub struct Entry {
     pub wall_seconds: f64,
 }
 
-/// History format version of new entries.
-pub const HISTORY_SCHEMA: u32 = 1;
+/// History format version of new entries (2: paired speed; version 1 lines read with no baseline).
+pub const HISTORY_SCHEMA: u32 = 2;
 
 /// A cell's id: `spec/dataset/method params` (and `#r` for a repeated seed).
 fn cell_id(spec_id: &str, r: &Record) -> String {
@@ -293,11 +304,14 @@ fn say(quiet: bool, msg: &str) {
     }
 }
 
-/// Runs the suite with `binary` in `cwd` and returns the entry (regressions not yet judged).
-pub fn run_suite(suite: &Suite, binary: &Path, cwd: &Path, quiet: bool) -> Entry {
+/// Runs the suite with `binary` in `cwd` and returns the entry (regressions not yet judged). With
+/// a `baseline` binary, every speed spec runs on both, interleaved: pair `i` runs the baseline
+/// first when `i` is even, this binary first when odd, so a drift within a pair favours neither.
+pub fn run_suite(suite: &Suite, binary: &Path, baseline: Option<&Path>, cwd: &Path, quiet: bool) -> Entry {
     let t0 = std::time::Instant::now();
     let mut quality = BTreeMap::new();
     let mut speed: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut baseline_speed: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut problems = Vec::new();
     for q in &suite.quality {
         let t = std::time::Instant::now();
@@ -322,22 +336,34 @@ pub fn run_suite(suite: &Suite, binary: &Path, cwd: &Path, quiet: bool) -> Entry
     }
     for s in &suite.speed {
         let t = std::time::Instant::now();
-        for sample in 0..s.samples {
-            match run_spec_with(binary, cwd, &s.spec, Some(1)) {
-                Ok((id, records)) => {
-                    for r in records.iter().filter(|r| r.status == Status::Ok) {
-                        let base = cell_id(&id, r);
-                        speed.entry(format!("{base}: fit")).or_default().push(r.fit_seconds);
-                        speed.entry(format!("{base}: evaluation")).or_default().push(r.eval_seconds);
+        'pairs: for sample in 0..s.samples {
+            // one sample of each side; a pair is kept whole or not at all
+            let mut sides: Vec<(bool, &Path)> = vec![(false, binary)];
+            if let Some(b) = baseline {
+                sides.insert(if sample % 2 == 0 { 0 } else { 1 }, (true, b));
+            }
+            let mut pair: Vec<(bool, String, Vec<Record>)> = Vec::new();
+            for (is_base, bin) in sides {
+                match run_spec_with(bin, cwd, &s.spec, Some(1)) {
+                    Ok((id, records)) => pair.push((is_base, id, records)),
+                    Err(e) => {
+                        let side = if is_base { "baseline" } else { "this binary" };
+                        problems.push(format!("speed {} sample {} ({side}): {e}", s.spec.display(), sample + 1));
+                        break 'pairs;
                     }
                 }
-                Err(e) => {
-                    problems.push(format!("speed {} sample {}: {e}", s.spec.display(), sample + 1));
-                    break;
+            }
+            for (is_base, id, records) in pair {
+                let into = if is_base { &mut baseline_speed } else { &mut speed };
+                for r in records.iter().filter(|r| r.status == Status::Ok) {
+                    let base = cell_id(&id, r);
+                    into.entry(format!("{base}: fit")).or_default().push(r.fit_seconds);
+                    into.entry(format!("{base}: evaluation")).or_default().push(r.eval_seconds);
                 }
             }
         }
-        say(quiet, &format!("nightly: speed {} x {} in {:.1} s", s.spec.display(), s.samples, t.elapsed().as_secs_f64()));
+        let how = if baseline.is_some() { "pairs (baseline, this binary)" } else { "samples" };
+        say(quiet, &format!("nightly: speed {} x {} {how} in {:.1} s", s.spec.display(), s.samples, t.elapsed().as_secs_f64()));
     }
     Entry {
         schema: HISTORY_SCHEMA,
@@ -349,6 +375,10 @@ pub fn run_suite(suite: &Suite, binary: &Path, cwd: &Path, quiet: bool) -> Entry
         machine: Fingerprint::current(),
         quality,
         speed,
+        baseline: String::new(),
+        baseline_speed,
+        speed_verdict: String::new(),
+        notes: Vec::new(),
         problems,
         regressions: Vec::new(),
         accepted: false,
@@ -383,8 +413,16 @@ pub fn robust_spread(v: &[f64]) -> f64 {
     1.4826 * median(&v.iter().map(|x| (x - m).abs()).collect::<Vec<_>>())
 }
 
-/// The regressions of `new` against the accepted runs of its suite in `history` (in file order,
-/// the last ones most recent).
+/// The baseline of a new run of `suite`: the last accepted run of that suite in `history` (in
+/// file order, the last one most recent). `--accept` makes a run this, whatever it regressed.
+pub fn last_accepted<'a>(history: &'a [Entry], suite: &str) -> Option<&'a Entry> {
+    history.iter().rev().find(|e| e.accepted && e.suite == suite)
+}
+
+/// The regressions of `new`: quality against the accepted runs of its suite in `history` (a cell
+/// against the last accepted run that has it under the same method version), speed from the
+/// pairs `new` holds ([`crate::paired::judge_case`]). Failures and quality first, then speed
+/// largest ratio first.
 pub fn compare(history: &[Entry], new: &Entry, alarm: &Alarm) -> Vec<Regression> {
     let accepted: Vec<&Entry> = history.iter().filter(|e| e.accepted && e.suite == new.suite).collect();
     let mut out = Vec::new();
@@ -402,6 +440,8 @@ pub fn compare(history: &[Entry], new: &Entry, alarm: &Alarm) -> Vec<Regression>
                 old: None,
                 new: None,
                 since: prev.commit.clone(),
+                ratio: None,
+                interval: None,
                 detail: format!("was ok, now {}: {}", cell.status, cell.error.clone().unwrap_or_default()),
             });
             continue;
@@ -420,6 +460,8 @@ pub fn compare(history: &[Entry], new: &Entry, alarm: &Alarm) -> Vec<Regression>
                     old: Some(was),
                     new: now,
                     since: prev.commit.clone(),
+                    ratio: None,
+                    interval: None,
                     detail: match now {
                         Some(v) => format!("changed by {:+.3e} (tolerance {})", v - was, cell.tolerance),
                         None => "no longer computed".into(),
@@ -428,41 +470,61 @@ pub fn compare(history: &[Entry], new: &Entry, alarm: &Alarm) -> Vec<Regression>
             }
         }
     }
-    for (case, samples) in &new.speed {
-        let past: Vec<(&Entry, f64)> =
-            accepted.iter().rev().filter_map(|e| e.speed.get(case).filter(|s| !s.is_empty()).map(|s| (*e, median(s)))).take(alarm.window).collect();
-        if past.is_empty() || samples.is_empty() {
-            continue;
-        }
-        let medians: Vec<f64> = past.iter().map(|p| p.1).collect();
-        let m = median(&medians);
-        let series_noise = if medians.len() >= 3 { robust_spread(&medians) } else { 0.0 };
-        let noise = series_noise.max(robust_spread(samples));
-        let x = median(samples);
-        let threshold = (alarm.min_relative * m).max(alarm.noise_factor * noise).max(alarm.min_seconds);
-        if x - m > threshold {
-            out.push(Regression {
-                kind: "speed".into(),
-                id: case.clone(),
-                metric: "median seconds".into(),
-                old: Some(m),
-                new: Some(x),
-                since: past[0].0.commit.clone(),
-                detail: format!(
-                    "{:+.1}% (median of {} accepted runs {m:.4} s, now {x:.4} s; step {:.4} s > max({:.0}% = {:.4} s, {} x noise {:.4} s, {} s))",
-                    100.0 * (x - m) / m,
-                    medians.len(),
-                    x - m,
-                    100.0 * alarm.min_relative,
-                    alarm.min_relative * m,
-                    alarm.noise_factor,
-                    noise,
-                    alarm.min_seconds
-                ),
-            });
+    let mut speed: Vec<Regression> = paired_cases(new, alarm)
+        .into_iter()
+        .filter(|c| c.regressed)
+        .map(|c| Regression {
+            kind: "speed".into(),
+            id: c.id.clone(),
+            metric: "median seconds".into(),
+            old: Some(c.baseline),
+            new: Some(c.candidate),
+            ratio: Some(c.ratio),
+            interval: Some(c.interval),
+            since: new.baseline.clone(),
+            detail: format!("{} pairs, 90% bootstrap interval; lower bound > {:.2} and step > {} s", c.pairs, 1.0 + alarm.min_relative, alarm.min_seconds),
+        })
+        .collect();
+    crate::paired::rank_by(&mut speed, |r| r.ratio, |r| &r.id);
+    out.extend(speed);
+    out
+}
+
+/// The paired verdict on every speed case `new` has baseline samples for.
+pub fn paired_cases(new: &Entry, alarm: &Alarm) -> Vec<crate::paired::PairedCase> {
+    new.speed
+        .iter()
+        .filter_map(|(id, c)| new.baseline_speed.get(id).and_then(|b| crate::paired::judge_case(id, b, c, alarm.min_relative, alarm.min_seconds)))
+        .collect()
+}
+
+/// Notes on shifts shared by (nearly) every speed case ([`crate::paired::uniform_shift`]): against
+/// `reference`'s stored absolute times (the machine changed?), and among the paired ratios (a
+/// shared cause). Cases under `min_seconds` are left out: their ratios are timer noise.
+pub fn shift_notes(reference: Option<&Entry>, new: &Entry, alarm: &Alarm) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(r) = reference {
+        let ratios: Vec<f64> = new
+            .speed
+            .iter()
+            .filter_map(|(id, s)| r.speed.get(id).map(|old| (median(old), median(s))))
+            .filter(|(old, _)| *old >= alarm.min_seconds)
+            .map(|(old, now)| now / old)
+            .collect();
+        if let Some(f) = crate::paired::uniform_shift(&ratios, alarm.min_relative) {
+            notes.push(format!(
+                "the machine changed? {} speed cases x{f:.2} (median) against the stored times of {} on the same fingerprint; not judged as regressions (the paired ratios are)",
+                ratios.len(),
+                &r.commit[..r.commit.len().min(10)]
+            ));
         }
     }
-    out
+    let paired: Vec<f64> = paired_cases(new, alarm).iter().filter(|c| c.baseline >= alarm.min_seconds).map(|c| c.ratio).collect();
+    if let Some(f) = crate::paired::uniform_shift(&paired, alarm.min_relative) {
+        notes
+            .push(format!("all {} paired speed cases slower together (x{f:.2}): a cause they share (BLAS, evaluation kernels, build settings)?", paired.len()));
+    }
+    notes
 }
 
 /// Reads a history file (missing: empty). A line that does not parse is an error naming it: the
@@ -474,26 +536,6 @@ pub fn read_history(path: &Path) -> Result<Vec<Entry>> {
 /// Appends one entry as one line (a single write of the whole line, then fsync).
 pub fn append_history(path: &Path, entry: &Entry) -> Result<()> {
     crate::journal::append_line(path, entry)
-}
-
-/// `git` in `dir`, trimmed stdout, or an error with its stderr.
-fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git").current_dir(dir).args(args).output().context("cannot run git")?;
-    if !out.status.success() {
-        bail!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// Commit hash (with `+dirty` for a checkout with changes to tracked files outside `results/`),
-/// date and subject.
-fn commit_info(dir: &Path, rev: &str, check_dirty: bool) -> Result<(String, String, String)> {
-    let line = git(dir, &["log", "-1", "--format=%H%x09%cI%x09%s", rev])?;
-    let mut parts = line.splitn(3, '\t');
-    let (hash, date, subject) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
-    // changes under results/ (the history itself, regenerated tables) are not changes of the code
-    let dirty = check_dirty && !git(dir, &["status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"])?.is_empty();
-    Ok((if dirty { format!("{hash}+dirty") } else { hash }, date, subject))
 }
 
 /// Options of `structdr nightly`.
@@ -509,6 +551,9 @@ pub struct NightlyOptions {
     pub commits: Option<String>,
     /// No progress lines.
     pub quiet: bool,
+    /// The baseline binary of the paired speed comparison, instead of building the last accepted
+    /// run's commit (tests and debugging: a binary that stands for that commit).
+    pub baseline_binary: Option<PathBuf>,
 }
 
 /// How `structdr nightly` ends.
@@ -522,10 +567,92 @@ pub enum Outcome {
     Regression,
 }
 
-/// Judges `entry` against the history, appends it, prints the verdict; returns the outcome.
-fn record(mut entry: Entry, path: &Path, suite: &Suite, opts: &NightlyOptions) -> Result<Outcome> {
+/// The speed baseline chosen for a run ([`choose_baseline`]).
+struct Baseline {
+    /// The binary to pair with (None: speed is not paired).
+    binary: Option<PathBuf>,
+    /// The commit it stands for.
+    commit: String,
+    /// How speed is judged, for the entry and the summary.
+    verdict: String,
+    /// A problem that kept the run from pairing.
+    problem: Option<String>,
+}
+
+/// The speed baseline of a run of `candidate` (a commit, or None: this checkout) given the last
+/// accepted run `base`: that run's commit's binary (from `built`, else built and kept there), or,
+/// when there is none, it has the same code, or it cannot be built, no pairing and why.
+fn choose_baseline(cwd: &Path, base: Option<&Entry>, candidate: Option<&str>, opts: &NightlyOptions, built: &mut Vec<crate::baseline::Built>) -> Baseline {
+    let unpaired = |verdict: String, problem: Option<String>| Baseline { binary: None, commit: String::new(), verdict, problem };
+    let Some(base) = base else {
+        return unpaired("not paired: no accepted run yet, so nothing to pair with (this run's times are stored)".into(), None);
+    };
+    let commit = base.commit.trim_end_matches("+dirty").to_string();
+    let short = commit[..commit.len().min(10)].to_string();
+    let paired = |binary: PathBuf, how: &str| Baseline {
+        binary: Some(binary),
+        commit: base.commit.clone(),
+        verdict: format!("paired with {short}{how}, the last accepted run"),
+        problem: None,
+    };
+    if let Some(b) = &opts.baseline_binary {
+        return paired(b.clone(), &format!(" (binary {})", b.display()));
+    }
+    if commit.is_empty() || commit == "unknown" {
+        return unpaired("not paired: the last accepted run's commit is unknown (not run from a git checkout)".into(), None);
+    }
+    let dirty = if base.commit.ends_with("+dirty") { " (as committed: its uncommitted changes are not in the build)" } else { "" };
+    match crate::baseline::same_code(cwd, &commit, candidate) {
+        Ok(true) => return unpaired(format!("not paired: the last accepted run {short} has the same code (outside results/); nothing to compare"), None),
+        Ok(false) => {}
+        Err(e) => return unpaired(format!("not paired: cannot compare with {short}"), Some(format!("speed baseline {short}: {e}"))),
+    }
+    if let Some(b) = built.iter().find(|b| b.commit == commit) {
+        return paired(b.binary.clone(), dirty);
+    }
+    say(opts.quiet, &format!("nightly: building the baseline {short} (build cache target/backfill)"));
+    match crate::baseline::build_commit(cwd, &commit) {
+        Ok(b) => {
+            let binary = b.binary.clone();
+            built.push(b);
+            paired(binary, dirty)
+        }
+        Err(e) => unpaired(format!("not paired: the baseline {short} could not be built"), Some(format!("speed baseline {short}: {e:#}"))),
+    }
+}
+
+/// Runs the suite with `binary` for the commit `commit` (None: this checkout), paired with the
+/// last accepted run's commit where it can be ([`choose_baseline`]), and records the entry.
+fn run_and_record(
+    suite: &Suite,
+    path: &Path,
+    binary: &Path,
+    commit: Option<&str>,
+    opts: &NightlyOptions,
+    built: &mut Vec<crate::baseline::Built>,
+) -> Result<(Entry, Outcome)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let history = read_history(path)?;
+    let b = choose_baseline(&cwd, last_accepted(&history, &suite.id), commit, opts, built);
+    say(opts.quiet, &format!("nightly: speed {}", b.verdict));
+    let mut entry = run_suite(suite, binary, b.binary.as_deref(), &cwd, opts.quiet);
+    entry.baseline = b.commit;
+    entry.speed_verdict = b.verdict;
+    entry.problems.extend(b.problem);
+    (entry.commit, entry.commit_date, entry.subject) = match commit {
+        None => crate::baseline::commit_info(&cwd, "HEAD", true).unwrap_or_else(|_| ("unknown".into(), String::new(), String::new())),
+        Some(sha) => crate::baseline::commit_info(&cwd, sha, false)?,
+    };
+    entry.backfill = commit.is_some();
+    record(entry, path, suite, opts)
+}
+
+/// Judges `entry` against the history, appends it, prints the verdict; returns the entry and the
+/// outcome.
+fn record(mut entry: Entry, path: &Path, suite: &Suite, opts: &NightlyOptions) -> Result<(Entry, Outcome)> {
     let history = read_history(path)?;
     entry.regressions = compare(&history, &entry, &suite.alarm);
+    entry.notes = shift_notes(last_accepted(&history, &suite.id), &entry, &suite.alarm);
     entry.accepted = entry.regressions.is_empty() || opts.accept;
     entry.forced_accept = opts.accept && !entry.regressions.is_empty();
     // checked before the suite ran, but the disk can fill or the file change meanwhile: the run's
@@ -544,33 +671,35 @@ fn record(mut entry: Entry, path: &Path, suite: &Suite, opts: &NightlyOptions) -
         entry.wall_seconds,
         path.display()
     );
+    println!("  speed: {}", entry.speed_verdict);
+    for n in &entry.notes {
+        println!("  note: {n}");
+    }
     for p in &entry.problems {
         println!("  problem: {p}");
     }
+    // largest first: compare ranks the speed regressions by their ratio
     for r in &entry.regressions {
         let v = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_else(|| "–".into());
-        println!(
-            "  REGRESSION {} {} [{}] in {}..{}: {} -> {} ({})",
-            r.kind,
-            r.id,
-            r.metric,
-            &r.since[..r.since.len().min(10)],
-            short,
-            v(r.old),
-            v(r.new),
-            r.detail
-        );
+        let since = &r.since[..r.since.len().min(10)];
+        match (r.ratio, r.interval) {
+            (Some(x), Some((lo, hi))) => {
+                println!("  REGRESSION speed x{x:.2} [{lo:.2}, {hi:.2}] {} in {since}..{short}: {} -> {} s ({})", r.id, v(r.old), v(r.new), r.detail)
+            }
+            _ => println!("  REGRESSION {} {} [{}] in {since}..{short}: {} -> {} ({})", r.kind, r.id, r.metric, v(r.old), v(r.new), r.detail),
+        }
     }
     if entry.forced_accept {
-        println!("  accepted with --accept: later runs compare with this one");
+        println!("  accepted with --accept: it is the next run's baseline (quality values and speed commit)");
     }
-    Ok(if !entry.regressions.is_empty() && !opts.accept {
+    let outcome = if !entry.regressions.is_empty() && !opts.accept {
         Outcome::Regression
     } else if opts.fail_on_error && (!failed.is_empty() || !entry.problems.is_empty()) {
         Outcome::Failures
     } else {
         Outcome::Clean
-    })
+    };
+    Ok((entry, outcome))
 }
 
 /// `structdr nightly SUITE`: runs the suite on this binary (or, with `--commits`, on every commit
@@ -582,52 +711,35 @@ pub fn nightly(suite_path: &Path, opts: &NightlyOptions) -> Result<Outcome> {
     // The history is read and appended to after the suite has run, which can take hours: a
     // corrupt, unreadable or read-only history must stop the run before it starts.
     crate::journal::check_appendable::<Entry>(&path).with_context(|| format!("the history {} cannot take this run's entry", path.display()))?;
+    let mut built = Vec::new();
     match &opts.commits {
         None => {
             let binary = std::env::current_exe().context("cannot locate this binary")?;
-            let (commit, date, subject) = commit_info(&cwd, "HEAD", true).unwrap_or_else(|_| ("unknown".into(), String::new(), String::new()));
-            let mut entry = run_suite(&suite, &binary, &cwd, opts.quiet);
-            (entry.commit, entry.commit_date, entry.subject) = (commit, date, subject);
-            record(entry, &path, &suite, opts)
+            Ok(run_and_record(&suite, &path, &binary, None, opts, &mut built)?.1)
         }
         Some(range) => {
             if !range.contains("..") {
                 bail!("--commits '{range}': expected A..B (e.g. HEAD~10..HEAD)");
             }
-            let list = git(&cwd, &["rev-list", "--reverse", range])?;
+            let list = crate::baseline::git(&cwd, &["rev-list", "--reverse", range])?;
             let commits: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
             if commits.is_empty() {
                 bail!("--commits '{range}': no commits in the range");
             }
             say(opts.quiet, &format!("nightly: backfill of {} commits ({range})", commits.len()));
-            // One target directory for every worktree: the dependencies are built once. Each
-            // worktree is checked out fresh, so its files are newer than any artifact there and
-            // cargo rebuilds the workspace crates (its freshness check is by mtime, and a path
-            // crate's artifacts do not depend on where the checkout lies).
-            let target = cwd.join("target").join("backfill");
             let mut worst = Outcome::Clean;
             for (i, sha) in commits.iter().enumerate() {
-                let (commit, date, subject) = commit_info(&cwd, sha, false)?;
-                say(opts.quiet, &format!("nightly: [{}/{}] {} {subject}", i + 1, commits.len(), &commit[..10]));
-                let wt = tempfile::Builder::new().prefix("structdr-backfill-").tempdir()?;
-                let dir = wt.path().join("tree");
-                git(&cwd, &["worktree", "add", "--detach", dir.to_str().context("worktree path is not UTF-8")?, sha])?;
-                let built = Command::new("cargo")
-                    .current_dir(&dir)
-                    .args(["build", "--release", "--quiet", "-p", "structdr", "--bin", "structdr"])
-                    .env("CARGO_TARGET_DIR", &target)
-                    .status();
-                let result = match built {
-                    Ok(s) if s.success() => {
-                        let mut entry = run_suite(&suite, &target.join("release").join("structdr"), &cwd, opts.quiet);
-                        (entry.commit, entry.commit_date, entry.subject, entry.backfill) = (commit, date, subject, true);
-                        record(entry, &path, &suite, opts)
-                    }
-                    Ok(s) => Err(anyhow::anyhow!("commit {sha}: cargo build failed ({s})")),
-                    Err(e) => Err(anyhow::anyhow!("commit {sha}: cannot run cargo: {e}")),
-                };
-                let _ = git(&cwd, &["worktree", "remove", "--force", dir.to_str().unwrap_or_default()]);
-                match result? {
+                let (_, _, subject) = crate::baseline::commit_info(&cwd, sha, false)?;
+                say(opts.quiet, &format!("nightly: [{}/{}] {} {subject}", i + 1, commits.len(), &sha[..sha.len().min(10)]));
+                let candidate = crate::baseline::build_commit(&cwd, sha)?;
+                let binary = candidate.binary.clone();
+                // the previous commit's binary stays: it is the next commit's baseline when accepted
+                built.retain(|b| b.commit != candidate.commit);
+                built.push(candidate);
+                if built.len() > 3 {
+                    built.remove(0);
+                }
+                match run_and_record(&suite, &path, &binary, Some(sha), opts, &mut built)?.1 {
                     Outcome::Regression => worst = Outcome::Regression,
                     Outcome::Failures if worst == Outcome::Clean => worst = Outcome::Failures,
                     _ => {}
@@ -639,143 +751,5 @@ pub fn nightly(suite_path: &Path, opts: &NightlyOptions) -> Result<Outcome> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(commit: &str, quality: &[(&str, f64)], speed: &[(&str, &[f64])]) -> Entry {
-        Entry {
-            schema: HISTORY_SCHEMA,
-            suite: "s".into(),
-            commit: commit.into(),
-            commit_date: String::new(),
-            subject: String::new(),
-            finished_at: 0,
-            machine: Fingerprint { cpu: "c".into(), blas: "b".into(), kernel: "k".into(), threads: "t".into() },
-            quality: quality
-                .iter()
-                .map(|(id, v)| {
-                    (
-                        id.to_string(),
-                        QualityCell { method_version: 1, status: "ok".into(), metrics: [("acc".to_string(), *v)].into(), tolerance: 0.0, error: None },
-                    )
-                })
-                .collect(),
-            speed: speed.iter().map(|(id, s)| (id.to_string(), s.to_vec())).collect(),
-            problems: vec![],
-            regressions: vec![],
-            accepted: true,
-            forced_accept: false,
-            backfill: false,
-            wall_seconds: 0.0,
-        }
-    }
-
-    #[test]
-    fn median_and_spread() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert!(median(&[]).is_nan());
-        // MAD of 1..5 is 1
-        assert!((robust_spread(&[1.0, 2.0, 3.0, 4.0, 5.0]) - 1.4826).abs() < 1e-12);
-        assert_eq!(robust_spread(&[7.0]), 0.0);
-    }
-
-    /// Quality: any change of a deterministic cell's metric is named with the commit range; the
-    /// same value, a new cell, or a bumped method version are not regressions.
-    #[test]
-    fn quality_changes_are_regressions() {
-        let h = vec![entry("aaa", &[("c1", 0.9), ("c2", 0.5)], &[])];
-        assert!(compare(&h, &entry("bbb", &[("c1", 0.9), ("c2", 0.5), ("c3", 0.1)], &[]), &Alarm::default()).is_empty());
-        let r = compare(&h, &entry("bbb", &[("c1", 0.9), ("c2", 0.5000000001)], &[]), &Alarm::default());
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].kind.as_str(), r[0].id.as_str(), r[0].since.as_str(), r[0].old, r[0].new), ("quality", "c2", "aaa", Some(0.5), Some(0.5000000001)));
-        // within a tolerance
-        let mut tol = entry("bbb", &[("c2", 0.5000000001)], &[]);
-        tol.quality.get_mut("c2").unwrap().tolerance = 1e-6;
-        assert!(compare(&h, &tol, &Alarm::default()).is_empty());
-        // a new method version starts a new series
-        let mut bumped = entry("bbb", &[("c2", 0.7)], &[]);
-        bumped.quality.get_mut("c2").unwrap().method_version = 2;
-        assert!(compare(&h, &bumped, &Alarm::default()).is_empty());
-        // a failure of a cell that was ok
-        let mut failed = entry("bbb", &[("c1", 0.9)], &[]);
-        let c = failed.quality.get_mut("c1").unwrap();
-        c.status = "failed".into();
-        c.error = Some("boom".into());
-        let r = compare(&h, &failed, &Alarm::default());
-        assert_eq!((r[0].kind.as_str(), r[0].detail.contains("boom")), ("failure", true));
-        // only accepted runs are baselines
-        let mut rejected = entry("zzz", &[("c1", 0.1)], &[]);
-        rejected.accepted = false;
-        let h2 = vec![h[0].clone(), rejected];
-        let r = compare(&h2, &entry("ccc", &[("c1", 0.9)], &[]), &Alarm::default());
-        assert!(r.is_empty(), "{r:?}");
-    }
-
-    /// Speed: a 30% step over a quiet series is caught; the same step inside the series' noise, a
-    /// 5% step, and a faster run are not.
-    #[test]
-    fn speed_steps_must_exceed_noise_and_ten_percent() {
-        let quiet: Vec<Entry> = (0..5).map(|i| entry(&format!("c{i}"), &[], &[("fit", &[1.0, 1.01, 0.99, 1.0, 1.0])])).collect();
-        let r = compare(&quiet, &entry("new", &[], &[("fit", &[1.3, 1.31, 1.29, 1.3, 1.3])]), &Alarm::default());
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].kind.as_str(), r[0].since.as_str()), ("speed", "c4"));
-        assert!((r[0].old.unwrap() - 1.0).abs() < 1e-12 && (r[0].new.unwrap() - 1.3).abs() < 1e-12);
-        assert!(compare(&quiet, &entry("new", &[], &[("fit", &[1.05, 1.05, 1.05])]), &Alarm::default()).is_empty());
-        assert!(compare(&quiet, &entry("new", &[], &[("fit", &[0.5, 0.5, 0.5])]), &Alarm::default()).is_empty());
-        // a noisy series: medians 1.0, 1.4, 0.7, 1.3, 0.8 -> spread large; 1.3 is within it
-        let noisy: Vec<Entry> = [1.0, 1.4, 0.7, 1.3, 0.8].iter().enumerate().map(|(i, &m)| entry(&format!("n{i}"), &[], &[("fit", &[m, m, m])])).collect();
-        assert!(compare(&noisy, &entry("new", &[], &[("fit", &[1.3, 1.3, 1.3])]), &Alarm::default()).is_empty());
-        // noisy samples of the new run widen the noise too
-        assert!(compare(&quiet, &entry("new", &[], &[("fit", &[1.3, 0.6, 2.0, 1.1, 1.5])]), &Alarm::default()).is_empty());
-        // a step below min_seconds is not one, however large relatively
-        let tiny: Vec<Entry> = (0..5).map(|i| entry(&format!("t{i}"), &[], &[("eval", &[0.001, 0.001, 0.001])])).collect();
-        assert!(compare(&tiny, &entry("new", &[], &[("eval", &[0.003, 0.003, 0.003])]), &Alarm::default()).is_empty());
-        // the window: only the last `window` accepted runs count
-        let mut shifted = quiet.clone();
-        shifted.extend((0..3).map(|i| entry(&format!("s{i}"), &[], &[("fit", &[1.3, 1.3, 1.3])])));
-        let a = Alarm { window: 3, ..Alarm::default() };
-        assert!(compare(&shifted, &entry("new", &[], &[("fit", &[1.3, 1.3, 1.3])]), &a).is_empty());
-    }
-
-    #[test]
-    fn history_round_trips_and_names_a_broken_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("h").join("m.jsonl");
-        assert!(read_history(&p).unwrap().is_empty());
-        append_history(&p, &entry("a", &[("c", 0.25)], &[("fit", &[0.1, 0.2])])).unwrap();
-        append_history(&p, &entry("b", &[("c", 0.5)], &[])).unwrap();
-        let h = read_history(&p).unwrap();
-        assert_eq!(h.len(), 2);
-        assert_eq!(h[0].quality["c"].metrics["acc"], 0.25);
-        assert_eq!(h[0].speed["fit"], vec![0.1, 0.2]);
-        std::fs::write(&p, format!("{}\n{{broken\n", std::fs::read_to_string(&p).unwrap().lines().next().unwrap())).unwrap();
-        let e = read_history(&p).unwrap_err().to_string();
-        assert!(e.contains("line 2"), "{e}");
-    }
-
-    #[test]
-    fn series_names_are_readable_and_distinct() {
-        let a = Fingerprint { cpu: "AMD EPYC, 2 logical CPUs".into(), blas: "OpenBLAS 0.3.21".into(), kernel: "SkylakeX".into(), threads: "t".into() };
-        let s = a.series();
-        assert!(s.starts_with("amd-epyc-2-logical-cpus-skylakex-"), "{s}");
-        let b = Fingerprint { kernel: "Haswell".into(), ..a.clone() };
-        assert_ne!(a.series(), b.series());
-        let c = Fingerprint { threads: "other".into(), ..a.clone() };
-        assert_ne!(a.series(), c.series());
-    }
-
-    #[test]
-    fn suites_are_checked() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("s.toml");
-        std::fs::write(&p, "id = \"s\"\n").unwrap();
-        assert!(Suite::load(&p).unwrap_err().to_string().contains("names no"));
-        std::fs::write(&p, "id = \"s\"\n[[speed]]\nspec = \"nope.toml\"\nsamples = 0\n").unwrap();
-        assert!(Suite::load(&p).unwrap_err().to_string().contains("samples"));
-        std::fs::write(&p, "id = \"s\"\n[[speed]]\nspec = \"nope.toml\"\n").unwrap();
-        assert!(Suite::load(&p).is_err());
-        std::fs::write(&p, "id = \"s\"\nbogus = 1\n").unwrap();
-        assert!(Suite::load(&p).unwrap_err().to_string().contains("bogus"));
-    }
-}
+#[path = "nightly_tests.rs"]
+mod tests;

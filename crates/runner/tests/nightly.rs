@@ -147,3 +147,116 @@ fn nightly_appends_compares_and_names_regressions() {
     assert!(console.is_empty(), "console messages: {console:?}");
     assert!(dom.contains("data-images=\"ok 2\""), "{}", dom.lines().find(|l| l.contains("<body")).unwrap_or(""));
 }
+
+/// The paired speed tests' spec: LE's fit (about 0.1 s) and PCA's (microseconds), each with its
+/// 1-NN LOOCV evaluation (milliseconds).
+const PAIRED_SPEC: &str = r#"
+id = "p"
+title = "paired speed test"
+seed = 3
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "two_moons"
+params = { n = 800 }
+
+[[method]]
+name = "pca"
+grid = { dim = 2 }
+
+[[method]]
+name = "le"
+grid = { dim = 2, k = 10 }
+"#;
+
+/// A directory with the paired suite (`pairs` pairs per case), its first accepted run (no
+/// baseline yet: not paired), and a baseline binary: this binary with the test-only slow-down
+/// knob removed from its environment, standing for the last accepted commit.
+fn paired_setup(d: &Path, pairs: usize) -> std::path::PathBuf {
+    std::fs::write(d.join("p.toml"), PAIRED_SPEC).unwrap();
+    std::fs::write(d.join("suite.toml"), format!("id = \"paired\"\n[[speed]]\nspec = \"p.toml\"\nsamples = {pairs}\n")).unwrap();
+    let out = nightly(d, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("speed: not paired: no accepted run yet"), "{stdout}");
+    let base = d.join("baseline.sh");
+    std::fs::write(&base, format!("#!/bin/sh\nexec env -u STRUCTDR_TEST_SLOW_METHOD {} \"$@\"\n", env!("CARGO_BIN_EXE_structdr"))).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+    base
+}
+
+fn nightly_paired(d: &Path, base: &Path, slow: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_structdr"));
+    cmd.current_dir(d)
+        .args(["nightly", "suite.toml", "--history", "history", "--quiet", "--baseline-binary"])
+        .arg(base)
+        .env("STRUCTDR_DATA", d.join("data"))
+        .env_remove("STRUCTDR_TEST_SLOW_METHOD");
+    if let Some(m) = slow {
+        cmd.env("STRUCTDR_TEST_SLOW_METHOD", m);
+    }
+    cmd.output().unwrap()
+}
+
+/// LE fitting twice (a deliberate 2x slow-down of one method) is flagged as exactly that case,
+/// with a ratio near 2, against a baseline run in the same nightly run; PCA's cases and LE's
+/// evaluation are not. The run is not accepted, so it is not the next run's baseline.
+#[test]
+fn paired_speed_flags_exactly_the_slowed_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = paired_setup(d, 3);
+    let out = nightly_paired(d, &base, Some("le"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("speed: paired with unknown (binary"), "{stdout}");
+    let flagged: Vec<&str> = stdout.lines().filter(|l| l.contains("REGRESSION")).collect();
+    assert_eq!(flagged.len(), 1, "{stdout}");
+    assert!(
+        flagged[0].contains("REGRESSION speed x") && flagged[0].contains("/le ") && flagged[0].ends_with(")") && flagged[0].contains(": fit in"),
+        "{stdout}"
+    );
+    let h = history_lines(d);
+    let last = h.last().unwrap();
+    assert_eq!(last["accepted"], false);
+    let r = &last["regressions"][0];
+    let ratio = r["ratio"].as_f64().unwrap();
+    assert!(ratio > 1.5 && ratio < 2.6, "{r}");
+    assert!(r["interval"][0].as_f64().unwrap() > 1.1, "{r}");
+    // both sides' samples are kept, three pairs per case
+    assert!(last["baseline_speed"].as_object().unwrap().values().all(|s| s.as_array().unwrap().len() == 3), "{last}");
+    assert!(last["speed"].as_object().unwrap().values().all(|s| s.as_array().unwrap().len() == 3), "{last}");
+}
+
+/// The same code on a machine with every core busy (two spinning threads beside the run): the
+/// paired ratios stay near 1 and nothing is flagged. Timing-dependent by nature, so not in the
+/// default suite: `just nightly-load-test` runs it.
+#[test]
+#[ignore]
+fn paired_speed_is_quiet_under_a_competing_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = paired_setup(d, 5);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let out = nightly_paired(d, &base, None);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spinners.into_iter().for_each(|t| t.join().unwrap());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("0 regressions") && stdout.contains("speed: paired with"), "{stdout}");
+}

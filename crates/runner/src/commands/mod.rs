@@ -122,6 +122,10 @@ pub enum Command {
         /// No progress lines.
         #[arg(long, short)]
         quiet: bool,
+        /// Pair the speed cases with this binary instead of building the last accepted run's
+        /// commit (tests and debugging).
+        #[arg(long, hide = true)]
+        baseline_binary: Option<PathBuf>,
     },
     /// Write (and with --submit, submit) a Slurm job array for a spec: task i runs
     /// `structdr run SPEC --shard i/N`, and a dependent job writes the tables and figures
@@ -189,8 +193,8 @@ pub fn dispatch(cmd: Command) -> Result<()> {
             println!("report: {} ({} specs)", page.display(), specs.len());
             Ok(())
         }
-        Command::Nightly { suite, history, accept, fail_on_error, commits, quiet } => {
-            let opts = crate::nightly::NightlyOptions { history_dir: history, accept, fail_on_error, commits, quiet };
+        Command::Nightly { suite, history, accept, fail_on_error, commits, quiet, baseline_binary } => {
+            let opts = crate::nightly::NightlyOptions { history_dir: history, accept, fail_on_error, commits, quiet, baseline_binary };
             match crate::nightly::nightly(&suite, &opts)? {
                 crate::nightly::Outcome::Clean => Ok(()),
                 crate::nightly::Outcome::Failures => std::process::exit(exit::FAILED_CELLS),
