@@ -6,7 +6,8 @@
 
 use crate::figures::render::{write_lines, LinePanel};
 use crate::html::{esc, page_html, relative};
-use crate::nightly::{median, read_history, Entry, Suite};
+use crate::nightly::{read_history, Entry, Suite};
+use crate::paired::median;
 use anyhow::Result;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

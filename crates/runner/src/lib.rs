@@ -26,7 +26,7 @@
 //! | [`report`] | the best cell per (method, data set) and the per-metric oracle; tables (Markdown, CSV, LaTeX), with the optional mean ± std section under both selections |
 //! | [`figures`] | figures drawn from fits (`render`: plotters, `plots`: error-bar series and images, `text`: glyphs; `sensitivity`, `masks`: what those kinds compute) and `figures.md` |
 //! | [`pipeline`] | one spec end to end ([`run_spec`]) |
-//! | [`slurm`], [`fuzz`], [`nightly`], [`paired`], [`baseline`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite; its paired speed comparison; the commits it builds; the HTML report; the nightly history |
+//! | [`slurm`], [`fuzz`], [`paired`], [`baseline`], [`nightly`], [`html`], [`history`] | Slurm job arrays (every value it writes checked and quoted); fuzz target bodies; the nightly suite's paired speed comparison (medians, bootstrap intervals); the commits it builds; the nightly suite; the HTML report; the nightly history |
 //! | [`commands`] | the command line: one file per group of commands (`verify` recomputes stored cells through [`exec::run`]) |
 //!
 //! ## One cell, from spec to table

@@ -26,6 +26,7 @@
 //! quality and speed. `--accept` accepts an intended change. History files are JSON lines under `results/history/<machine>.jsonl`, one
 //! per machine fingerprint (CPU model, logical CPUs, BLAS library and kernel set, thread layout).
 
+use crate::paired::median;
 use crate::store::{self, Record, Status};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -385,21 +386,6 @@ pub fn run_suite(suite: &Suite, binary: &Path, baseline: Option<&Path>, cwd: &Pa
         forced_accept: false,
         backfill: false,
         wall_seconds: t0.elapsed().as_secs_f64(),
-    }
-}
-
-/// Median of `v` (NaN when empty).
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
     }
 }
 

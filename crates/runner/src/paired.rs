@@ -14,13 +14,26 @@
 //! the accepted run's stored times, a slow-down of (nearly) every case by a common factor is a
 //! property of the machine, not of the code: [`uniform_shift`] names it once.
 
-use crate::nightly::median;
-
 /// Two-sided coverage of the bootstrap interval of a case's ratio.
 pub const CONFIDENCE: f64 = 0.90;
 
 /// Bootstrap resamples per case.
 const RESAMPLES: usize = 2000;
+
+/// Median of `v` (NaN when empty).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
 
 /// The verdict on one speed case from paired samples.
 #[derive(Debug, Clone, PartialEq)]
