@@ -57,4 +57,4 @@ pub mod unfolding;
 pub use api::{
     check_input, Embedder, Fitted, Graph, MethodError, MethodInfo, ParamError, ParamKind, ParamMap, ParamSchema, ParamValue, Result, StopReason, Trace,
 };
-pub use registry::{lookup, registry};
+pub use registry::{lookup, rebuild_transform, registry};

@@ -4,7 +4,8 @@
 //! Spec validation, `structdr embed`, `structdr methods` and `docs/methods.md` all read this table,
 //! so a method added to its family's list is available everywhere at once.
 
-use crate::api::{MethodInfo, ParamError};
+use crate::api::{AffineMap, MethodInfo, ParamError, Result, Transform, TransformState};
+use std::sync::Arc;
 
 /// Every registered method, in documentation order.
 pub fn registry() -> &'static [MethodInfo] {
@@ -79,6 +80,21 @@ pub fn markdown() -> String {
         }
     }
     s
+}
+
+/// Rebuilds a saved out-of-sample map of `method` (the name its errors carry) from its numbers,
+/// after [`TransformState::check`] refused a damaged state: `Identity` as spectral's identity map,
+/// `Affine` as the api's [`AffineMap`] `x -> (x - mu)^T W`, `GaussianKernel` as kernel PCA's map.
+/// Here rather than in the api, because the states name the families' types.
+pub fn rebuild_transform(state: TransformState, method: &'static str) -> Result<Arc<dyn Transform>> {
+    state.check(method)?;
+    Ok(match state {
+        TransformState::Identity { n_features } => Arc::new(crate::spectral::identity::IdentityTransform::new(n_features)),
+        TransformState::Affine { mean, weights } => Arc::new(AffineMap::new(method, mean, weights)),
+        TransformState::GaussianKernel { mean, train, inv_two_sigma_sq, row_means, total, proj } => {
+            Arc::new(crate::spectral::kpca::KpcaTransform::from_parts(mean, train, inv_two_sigma_sq, row_means, total, proj))
+        }
+    })
 }
 
 #[cfg(test)]

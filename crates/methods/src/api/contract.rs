@@ -184,7 +184,7 @@ impl Trace {
 pub trait Transform: Send + Sync + std::fmt::Debug {
     /// Maps `x` (M x D) to M x d.
     fn transform(&self, x: ArrayView2<f64>) -> Result<Array2<f64>>;
-    /// The numbers that define the map, to save it: [`TransformState::rebuild`] makes an equal map.
+    /// The numbers that define the map, to save it: `registry::rebuild_transform` makes an equal map.
     fn state(&self) -> TransformState;
 }
 

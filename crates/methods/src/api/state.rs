@@ -7,10 +7,7 @@
 //! maps `x -> (x - mu)^T W`, so a saved PCA model is rebuilt as an [`AffineMap`].
 
 use super::{check_features, MethodError, Result, Transform};
-use crate::spectral::identity::IdentityTransform;
-use crate::spectral::kpca::KpcaTransform;
 use ndarray::{Array1, Array2, ArrayView2, Axis};
-use std::sync::Arc;
 
 /// The numbers that define an out-of-sample map, serialisable (ndarray's serde form: shape and
 /// row-major data).
@@ -65,19 +62,21 @@ impl TransformState {
         }
     }
 
-    /// Rebuilds the map of `method` (the name its errors carry). The shapes must agree and every
-    /// number be finite, so a damaged or hand-edited state is refused here rather than panicking
-    /// (or returning NaN) on the first transform.
-    pub fn rebuild(self, method: &'static str) -> Result<Arc<dyn Transform>> {
+    /// Checks a state of `method` (the name its errors carry) before its map is rebuilt
+    /// (`registry::rebuild_transform`: the registry knows the families whose types the states
+    /// name; the api imports none). The shapes must agree and every number be finite, so a
+    /// damaged or hand-edited state is refused here rather than panicking (or returning NaN) on
+    /// the first transform.
+    pub fn check(&self, method: &'static str) -> Result<()> {
         let bad = |reason: String| MethodError::Input { method, reason: format!("saved transform ({}): {reason}", self.kind()) };
         let finite1 = |a: &Array1<f64>, what: &str| if a.iter().all(|v| v.is_finite()) { Ok(()) } else { Err(bad(format!("{what} holds NaN or Inf"))) };
         let finite2 = |a: &Array2<f64>, what: &str| if a.iter().all(|v| v.is_finite()) { Ok(()) } else { Err(bad(format!("{what} holds NaN or Inf"))) };
-        match &self {
+        match self {
             TransformState::Identity { n_features } => {
                 if *n_features == 0 {
                     return Err(bad("0 features".into()));
                 }
-                Ok(Arc::new(IdentityTransform::new(*n_features)))
+                Ok(())
             }
             TransformState::Affine { mean, weights } => {
                 if mean.is_empty() || weights.nrows() != mean.len() || weights.ncols() == 0 {
@@ -90,8 +89,7 @@ impl TransformState {
                 }
                 finite1(mean, "mean")?;
                 finite2(weights, "weights")?;
-                let TransformState::Affine { mean, weights } = self else { unreachable!() };
-                Ok(Arc::new(AffineMap { method, mean, weights }))
+                Ok(())
             }
             TransformState::GaussianKernel { mean, train, inv_two_sigma_sq, row_means, total, proj } => {
                 let (n, d) = train.dim();
@@ -111,8 +109,7 @@ impl TransformState {
                 finite2(train, "train")?;
                 finite1(row_means, "row_means")?;
                 finite2(proj, "proj")?;
-                let TransformState::GaussianKernel { mean, train, inv_two_sigma_sq, row_means, total, proj } = self else { unreachable!() };
-                Ok(Arc::new(KpcaTransform::from_parts(mean, train, inv_two_sigma_sq, row_means, total, proj)))
+                Ok(())
             }
         }
     }
@@ -165,7 +162,7 @@ mod tests {
             let json = serde_json::to_string(&t.state()).unwrap();
             let back: TransformState = serde_json::from_str(&json).unwrap();
             assert_eq!(back, t.state(), "{}", m.name);
-            let rebuilt = back.rebuild(m.name).unwrap();
+            let rebuilt = registry::rebuild_transform(back, m.name).unwrap();
             let (a, b) = (t.transform(new.view()).unwrap(), rebuilt.transform(new.view()).unwrap());
             let err = (&a - &b).iter().fold(0.0f64, |acc, v| acc.max(v.abs()));
             assert!(err <= 1e-12 * a.iter().fold(1.0f64, |acc, v| acc.max(v.abs())), "{}: {err:e}", m.name);
@@ -176,10 +173,10 @@ mod tests {
     #[test]
     fn inconsistent_states_are_refused() {
         let bad = TransformState::Affine { mean: Array1::zeros(3), weights: Array2::zeros((2, 2)) };
-        let e = bad.rebuild("pca").unwrap_err().to_string();
+        let e = bad.check("pca").unwrap_err().to_string();
         assert!(e.contains("mean has 3 entries, weights are 2 x 2"), "{e}");
         let nan = TransformState::Affine { mean: Array1::from(vec![f64::NAN, 0.0]), weights: Array2::zeros((2, 1)) };
-        assert!(nan.rebuild("pca").unwrap_err().to_string().contains("NaN"));
+        assert!(nan.check("pca").unwrap_err().to_string().contains("NaN"));
         let k = TransformState::GaussianKernel {
             mean: Array1::zeros(2),
             train: Array2::zeros((4, 2)),
@@ -188,6 +185,6 @@ mod tests {
             total: 0.0,
             proj: Array2::zeros((4, 1)),
         };
-        assert!(k.rebuild("kpca").unwrap_err().to_string().contains("inv_two_sigma_sq"));
+        assert!(k.check("kpca").unwrap_err().to_string().contains("inv_two_sigma_sq"));
     }
 }

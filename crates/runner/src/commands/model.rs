@@ -135,7 +135,7 @@ pub fn load(path: &Path) -> Result<(&'static MethodInfo, SavedModel, std::sync::
     if model.n_features != model.transform.n_features() {
         return Err(refuse(format!("n_features = {} but the transform takes {}", model.n_features, model.transform.n_features())));
     }
-    let map = model.transform.clone().rebuild(info.name).map_err(|e| refuse(e.to_string()))?;
+    let map = structdr_methods::rebuild_transform(model.transform.clone(), info.name).map_err(|e| refuse(e.to_string()))?;
     Ok((info, model, map))
 }
 
