@@ -125,8 +125,8 @@ impl Transform for KpcaTransform {
 }
 
 impl KpcaTransform {
-    /// The map from its parts (the fields of [`TransformState::GaussianKernel`], whose
-    /// [`TransformState::rebuild`] checks their shapes first).
+    /// The map from its parts (the fields of [`TransformState::GaussianKernel`], whose shapes
+    /// [`TransformState::check`] checks before `registry::rebuild_transform` calls this).
     pub(crate) fn from_parts(
         mean: ndarray::Array1<f64>,
         train: ndarray::Array2<f64>,
