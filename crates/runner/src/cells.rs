@@ -139,28 +139,24 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// The indices of `missing` (cells without a usable record) this invocation computes, and how
-    /// many it leaves for later.
-    pub fn apply<'a>(&self, plan: &Plan, cell: impl Fn(usize) -> &'a Cell, missing: Vec<usize>) -> (Vec<usize>, usize) {
-        let before = missing.len();
+    /// The indices of `missing` (cells without a usable record) this invocation computes, and those
+    /// it leaves for later (filters, shards, `--max-cells`), both in `missing`'s order.
+    pub fn apply<'a>(&self, plan: &Plan, cell: impl Fn(usize) -> &'a Cell, missing: Vec<usize>) -> (Vec<usize>, Vec<usize>) {
         let wanted = |only: &[String], names: Vec<&str>| only.is_empty() || only.iter().any(|o| names.contains(&o.as_str()));
-        let mut todo: Vec<usize> = missing
-            .into_iter()
-            .filter(|&i| {
-                let c = cell(i);
-                wanted(&self.only_datasets, plan.dataset_names(c.dataset))
+        let (mut todo, mut later): (Vec<usize>, Vec<usize>) = missing.into_iter().partition(|&i| {
+            let c = cell(i);
+            wanted(&self.only_datasets, plan.dataset_names(c.dataset))
                     && wanted(&self.only_methods, plan.method_names(c.method))
                     // by the fit's key: cells sharing one fit (FSL's n_selected) land in one
                     // part, so no part refits what another computes
                     && self.shard.is_none_or(|s| s.contains(&fit_key(&c.key).hash()))
                     && self.only_cells.as_ref().is_none_or(|only| only.contains(&c.hash))
-            })
-            .collect();
-        if let Some(max) = self.max_cells {
-            todo.truncate(max);
+        });
+        if let Some(max) = self.max_cells.filter(|&m| m < todo.len()) {
+            later.extend(todo.split_off(max));
+            later.sort_unstable();
         }
-        let left = before - todo.len();
-        (todo, left)
+        (todo, later)
     }
 }
 

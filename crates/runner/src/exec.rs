@@ -367,9 +367,8 @@ pub fn run(
         max_cells: opts.max_cells,
         only_cells: opts.only_cells.clone(),
     };
-    let all_missing = missing.clone();
-    let (todo, skipped) = selection.apply(plan, |i| &results[i].0, missing);
-    summary.skipped = skipped;
+    let (todo, later) = selection.apply(plan, |i| &results[i].0, missing);
+    summary.skipped = later.len();
     summary.unverified = unverified.len();
     // A refused record is never used: said always (not progress), and recomputed when selected.
     let mut said = std::collections::HashSet::new();
@@ -395,11 +394,9 @@ pub fn run(
                 eprintln!("{line}");
             }
         }
-        if summary.skipped > 0 {
+        if !later.is_empty() {
             // what the cells left for later would add, so a bounded sitting shows the whole bill
-            let now: std::collections::HashSet<usize> = todo.iter().copied().collect();
-            let later = all_missing.iter().filter(|i| !now.contains(i)).map(|&i| &results[i].0);
-            let est = crate::cost::estimate(store, later);
+            let est = crate::cost::estimate(store, later.iter().map(|&i| &results[i].0));
             if est.cells > est.unknown {
                 eprintln!(
                     "cost estimate of the {} cells left for later: about {} on {threads} threads{}",
