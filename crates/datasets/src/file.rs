@@ -140,17 +140,40 @@ fn labels_of(path: &Path, format: FileFormat, bytes: &[u8]) -> Result<Vec<i64>, 
     }
 }
 
-fn integral(path: &Path, values: impl Iterator<Item = f64>) -> Result<Vec<i64>, LoadError> {
+/// Takes label column `c` out of `x`: 1-based, negative from the end (-1 is the last), the
+/// convention of a spec's `label_column` and of the command line's `--label-column`. Returns the
+/// other columns, the labels and the column's 0-based index; a column outside `x`, or a value in
+/// it that is not an integer, is refused with the reason.
+pub fn split_label_column(x: &Array2<f64>, c: i64) -> Result<(Array2<f64>, Vec<i64>, usize), String> {
+    let d = x.ncols() as i64;
+    let j = if c < 0 { d + c } else { c - 1 };
+    if c == 0 || j < 0 || j >= d {
+        return Err(format!("label_column = {c} is outside the {d} columns (1-based; -1 is the last)"));
+    }
+    let j = j as usize;
+    let labels = integers(x.column(j).iter().copied())?;
+    let rest = ndarray::concatenate(Axis(1), &[x.slice(s![.., ..j]), x.slice(s![.., j + 1..])]).expect("same rows");
+    Ok((rest, labels, j))
+}
+
+/// Labels that must be integers (exactly representable: |v| < 9e15), else the first that is not.
+fn integers(values: impl Iterator<Item = f64>) -> Result<Vec<i64>, String> {
     values
         .enumerate()
-        .map(|(i, v)| {
-            if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
-                Ok(v as i64)
-            } else {
-                Err(layout(path, format!("label {v} of sample {} is not an integer", i + 1)))
-            }
-        })
+        .map(
+            |(i, v)| {
+                if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
+                    Ok(v as i64)
+                } else {
+                    Err(format!("label {v} of sample {} is not an integer", i + 1))
+                }
+            },
+        )
         .collect()
+}
+
+fn integral(path: &Path, values: impl Iterator<Item = f64>) -> Result<Vec<i64>, LoadError> {
+    integers(values).map_err(|m| layout(path, m))
 }
 
 /// Loads a file data set named `name` (its checksum covers the files' bytes and the options).
@@ -212,14 +235,8 @@ pub fn load_file(name: &str, src: &FileSource) -> Result<Dataset, LoadError> {
     };
     let mut hashed = bytes;
     if let Some(c) = src.label_column {
-        let d = x.ncols() as i64;
-        let j = if c < 0 { d + c } else { c - 1 };
-        if c == 0 || j < 0 || j >= d {
-            return Err(layout(path, format!("label_column = {c} is outside the {d} columns (1-based; -1 is the last)")));
-        }
-        let j = j as usize;
-        labels = Some(integral(path, x.column(j).iter().copied())?);
-        x = ndarray::concatenate(Axis(1), &[x.slice(s![.., ..j]), x.slice(s![.., j + 1..])]).expect("same rows");
+        let (features, l, _) = split_label_column(&x, c).map_err(|m| layout(path, m))?;
+        (x, labels) = (features, Some(l));
     }
     if let Some(lp) = &src.labels {
         let lformat = FileFormat::from_path(lp)?;

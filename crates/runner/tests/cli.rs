@@ -407,7 +407,7 @@ fn labelled_csv(path: &Path, n: usize, d: usize) {
 }
 
 /// A class-like last column is never embedded silently: without a flag it is used as a feature with
-/// a warning naming the column and the flags; `--label-column -1` (or its 0-based index) takes it
+/// a warning naming the column and the flags; `--label-column -1` (or its 1-based index) takes it
 /// out, stores the labels beside the output, and they score the embedding as `eval` reads them;
 /// `--labels FILE` is checked against the rows.
 #[test]
@@ -428,13 +428,14 @@ fn label_columns_are_named_and_taken_out_on_request() {
     let plain = embed(&[], "plain.npy");
     let err = String::from_utf8_lossy(&plain.stderr);
     assert!(plain.status.success(), "{err}");
-    assert!(err.contains("warning: the last column of") && err.contains("column 8, 0-based") && err.contains("--label-column -1"), "{err}");
+    assert!(err.contains("warning: the last column of") && err.contains("(column 9)") && err.contains("--label-column -1"), "{err}");
     assert!(err.contains("120 x 9"), "the label column was a feature: {err}");
     // --no-labels: the user says it is a feature, no warning
     let quiet = embed(&["--no-labels"], "quiet.npy");
     assert!(quiet.status.success() && !String::from_utf8_lossy(&quiet.stderr).contains("warning"));
-    // --label-column -1 and 8 are the same column: 8 features fitted, labels beside the output
-    for (flag, out) in [("-1", "a.npy"), ("8", "b.npy")] {
+    // --label-column -1 and 9 (1-based, as a spec's label_column) are the same column: 8 features
+    // fitted, labels beside the output
+    for (flag, out) in [("-1", "a.npy"), ("9", "b.npy")] {
         let taken = embed(&["--label-column", flag], out);
         let err = String::from_utf8_lossy(&taken.stderr);
         assert!(taken.status.success() && err.contains("120 x 8") && !err.contains("warning"), "{err}");
@@ -459,9 +460,9 @@ fn label_columns_are_named_and_taken_out_on_request() {
     let out = embed(&["--labels", d.join("short.npy").to_str().unwrap()], "c.npy");
     assert_eq!(out.status.code(), Some(65), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("7 labels for the 120 rows"));
-    let out = embed(&["--label-column", "9"], "c.npy");
+    let out = embed(&["--label-column", "10"], "c.npy");
     assert_eq!(out.status.code(), Some(65));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no such column"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside the 9 columns"), "{}", String::from_utf8_lossy(&out.stderr));
     // both flags at once is a usage error
     let out = embed(&["--label-column", "-1", "--labels", "x.npy"], "c.npy");
     assert_eq!(out.status.code(), Some(64));

@@ -13,7 +13,7 @@ use super::exit::data_error;
 use super::tables::{read_labels, read_matrix, write_vector};
 use anyhow::{anyhow, Result};
 use clap::Args;
-use ndarray::{Array1, Array2, Axis};
+use ndarray::{Array1, Array2};
 use std::path::{Path, PathBuf};
 
 // clap reads doc comments as help text (a doc here would change `--help`): the commands' help documents these.
@@ -24,8 +24,8 @@ pub struct LabelArgs {
     /// checked against the input's rows and passed to the fit (embed, select).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["label_column", "no_labels"])]
     pub labels: Option<PathBuf>,
-    /// The input column that holds class labels (0-based; negative counts from the end, -1 = the
-    /// last): removed from the features, passed to the fit (embed, select) and written beside the
+    /// The input column that holds class labels (1-based as a spec's `label_column`; negative
+    /// counts from the end, -1 = the last): removed from the features, passed to the fit (embed, select) and written beside the
     /// output (OUT with `.labels` before the extension, e.g. Y.labels.npy).
     #[arg(long, value_name = "N", allow_negative_numbers = true, conflicts_with = "no_labels")]
     pub label_column: Option<i64>,
@@ -40,7 +40,7 @@ pub struct Input {
     pub x: Array2<f64>,
     /// One label per row, from `--labels` or `--label-column`.
     pub labels: Option<Vec<i64>>,
-    /// The 0-based input column the labels came from (`--label-column`): they are then written
+    /// The 0-based index of the input column the labels came from (`--label-column`): they are then written
     /// beside the output.
     pub label_column: Option<usize>,
 }
@@ -58,14 +58,18 @@ pub fn read_input(path: &Path, args: &LabelArgs) -> Result<Input> {
         return Ok(Input { x, labels: Some(labels), label_column: None });
     }
     if let Some(n) = args.label_column {
-        let (x, labels, column) = split_label_column(x, n).map_err(|e| data_error(anyhow!("{}: --label-column {n}: {e}", path.display())))?;
+        if x.ncols() < 2 {
+            return Err(data_error(anyhow!("{}: --label-column {n}: the input has one column: no features would be left", path.display())));
+        }
+        let (x, labels, column) =
+            structdr_datasets::file::split_label_column(&x, n).map_err(|e| data_error(anyhow!("{}: --label-column {n}: {e}", path.display())))?;
         return Ok(Input { x, labels: Some(labels), label_column: Some(column) });
     }
     if !args.no_labels {
         if let Some(k) = label_like(&x) {
-            let last = x.ncols() - 1;
+            let last = x.ncols();
             eprintln!(
-                "warning: the last column of {} (column {last}, 0-based) holds {k} distinct integers, like class labels, and is used as a \
+                "warning: the last column of {} (column {last}) holds {k} distinct integers, like class labels, and is used as a \
                  feature; pass --label-column -1 to take it as the labels, or --no-labels if it is a feature",
                 path.display()
             );
@@ -92,29 +96,6 @@ pub fn label_like(x: &Array2<f64>) -> Option<usize> {
     let k = values.len();
     let max_classes = 20usize.max((n as f64).sqrt().floor() as usize);
     (k >= 2 && k < n && k <= max_classes).then_some(k)
-}
-
-/// Takes column `n` (0-based; negative from the end) out of `x`: the remaining features, the
-/// labels (integers), and the column's 0-based index.
-fn split_label_column(x: Array2<f64>, n: i64) -> std::result::Result<(Array2<f64>, Vec<i64>, usize), String> {
-    let d = x.ncols();
-    let column = if n < 0 { d as i64 + n } else { n };
-    if column < 0 || column >= d as i64 {
-        return Err(format!("no such column: the input has {d} columns (0..{}, or -1..-{d} from the end)", d as i64 - 1));
-    }
-    if d < 2 {
-        return Err("the input has one column: no features would be left".into());
-    }
-    let column = column as usize;
-    let mut labels = Vec::with_capacity(x.nrows());
-    for (i, &v) in x.column(column).iter().enumerate() {
-        if !(v.is_finite() && v.fract() == 0.0 && v.abs() <= 9.007_199_254_740_992e15) {
-            return Err(format!("row {i}: {v} is not an integer label"));
-        }
-        labels.push(v as i64);
-    }
-    let keep: Vec<usize> = (0..d).filter(|&j| j != column).collect();
-    Ok((x.select(Axis(1), &keep), labels, column))
 }
 
 /// `out` with `.labels` before its extension (`Y.npy` -> `Y.labels.npy`).
@@ -163,12 +144,15 @@ mod tests {
     #[test]
     fn label_columns_split_by_index_from_either_end() {
         let x = Array2::from_shape_fn((4, 3), |(i, j)| (i * 10 + j) as f64);
-        let (f, l, c) = split_label_column(x.clone(), -1).unwrap();
+        let split = structdr_datasets::file::split_label_column;
+        let (f, l, c) = split(&x, -1).unwrap();
         assert_eq!((f.dim(), l, c), ((4, 2), vec![2, 12, 22, 32], 2));
-        let (f, l, c) = split_label_column(x.clone(), 0).unwrap();
+        let (f, l, c) = split(&x, 1).unwrap();
         assert_eq!((f[[1, 0]], l, c), (11.0, vec![0, 10, 20, 30], 0));
-        assert!(split_label_column(x.clone(), 3).unwrap_err().contains("no such column"));
-        assert!(split_label_column(x.mapv(|v| v + 0.5), 1).unwrap_err().contains("not an integer"));
+        assert_eq!(split(&x, 3).unwrap(), split(&x, -1).unwrap());
+        assert!(split(&x, 4).unwrap_err().contains("outside the 3 columns"));
+        assert!(split(&x, 0).unwrap_err().contains("1-based"));
+        assert!(split(&x.mapv(|v| v + 0.5), 2).unwrap_err().contains("not an integer"));
         assert_eq!(labels_path(Path::new("out/Y.npy")), Path::new("out/Y.labels.npy"));
     }
 }
