@@ -114,7 +114,7 @@ pub fn write_labels_beside(out: &Path, input: &Input) -> Result<()> {
     let (Some(labels), Some(column)) = (&input.labels, input.label_column) else { return Ok(()) };
     let path = labels_path(out);
     write_vector(&path, &Array1::from(labels.clone()))?;
-    eprintln!("labels (input column {column}): {}", path.display());
+    eprintln!("labels (input column {}): {}", column + 1, path.display());
     Ok(())
 }
 
