@@ -53,7 +53,7 @@ fn bench(c: &mut Criterion) {
     let n = n_pairs(N);
     let (lo, hi) = (vec![0.0; n], vec![f64::INFINITY; n]);
     for solver in Solver::ALL {
-        let opts = BoundedOptions { m: solver_memory(solver), max_iter: 10, max_eval: 1000, pgtol: 0.0, factr: 0.0 };
+        let opts = BoundedOptions { m: solver_memory(solver), max_iter: 10, max_eval: 1000, pgtol: 0.0, factr: 0.0, noise: 0.0 };
         grp.bench_function(format!("mpme_{}", solver.name()), |b| {
             b.iter(|| minimize(solver, |w, g| mpme_eq.value_and_gradient(w, g).unwrap(), &vec![0.0; n], &lo, &hi, &opts).unwrap().iterations)
         });

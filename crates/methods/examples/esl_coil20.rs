@@ -11,12 +11,12 @@ use structdr_methods::Embedder;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dim: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(2);
-    let max_iter: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(500);
+    let max_iter: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(structdr_methods::structure::pair_dual::DEFAULT_MAX_ITER);
     let ds = structdr_datasets::load::load("coil20", &FetchOptions::from_env()).expect("load coil20");
     let labels = ds.labels.clone().expect("labels");
     println!("coil20: {} x {}, {} classes", ds.x.nrows(), ds.x.ncols(), ds.n_classes());
     let t = std::time::Instant::now();
-    let e = Esl { dim, lambda_v: 0.83, c: 1.0, perplexity: 10.0, max_iter, tol: 1e-5, solver: structdr_numerics::optim::Solver::Projected };
+    let e = Esl { dim, lambda_v: 0.83, c: 1.0, perplexity: 10.0, max_iter, tol: 1e-5, solver: structdr_methods::structure::pair_dual::PairSolver::Active };
     let f = e.fit(ds.x.view(), 0).expect("esl");
     println!("fit: {:.1} s, {} iterations, converged {}", t.elapsed().as_secs_f64(), f.trace.iterations, f.trace.converged());
     for n in &f.notes {

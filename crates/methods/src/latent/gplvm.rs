@@ -201,7 +201,8 @@ impl Embedder for Gplvm {
                 1,
             )
         } else {
-            let opts = BoundedOptions { m: 10, max_iter: self.max_iter, max_eval: 4 * self.max_iter + 20, pgtol: 1e-8, factr: self.tol / f64::EPSILON };
+            let opts =
+                BoundedOptions { m: 10, max_iter: self.max_iter, max_eval: 4 * self.max_iter + 20, pgtol: 1e-8, factr: self.tol / f64::EPSILON, noise: 0.0 };
             let lo = vec![f64::NEG_INFINITY; p0.len()];
             let hi = vec![f64::INFINITY; p0.len()];
             let r = minimize(Solver::Projected, |p, g| obj.value_and_gradient(p, g).unwrap_or(f64::INFINITY), &p0, &lo, &hi, &opts)
@@ -399,7 +400,7 @@ mod tests {
         let obj = GplvmObjective { y: yc, dim: 2, kernel: GplvmKernel::Linear, x_prior: 0.0 };
         let mut p0: Vec<f64> = random(40, 2, 11).iter().copied().collect();
         p0.extend([0.0, 0.0, 0.0]);
-        let opts = BoundedOptions { m: 10, max_iter: 5000, max_eval: 20000, pgtol: 1e-9, factr: 10.0 };
+        let opts = BoundedOptions { m: 10, max_iter: 5000, max_eval: 20000, pgtol: 1e-9, factr: 10.0, noise: 0.0 };
         let inf = vec![f64::INFINITY; p0.len()];
         let r = minimize(
             Solver::Projected,

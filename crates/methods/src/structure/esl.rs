@@ -17,7 +17,8 @@
 //!    (The paper's eq. 23-24 differentiate with respect to one ordered entry `w_ij` with `A_ij`
 //!    holding only the `(i,i)` and `(i,j)` entries; the sum of its `(i,j)` and `(j,i)` partials is the
 //!    formula above. At `W = 0` both give `2 (lambda c_ij - 2m)`, whence eq. 26.) Solved from `W = 0`
-//!    by the `solver` of [`structdr_numerics::optim`] (as MPME); the KKT residual is reported.
+//!    by the `solver` (as MPME): by default the active-set solver of [`super::pair_active`], or a
+//!    full-space solver of [`structdr_numerics::optim`]; the KKT residual over all pairs is reported.
 //! 4. Components: the graph with edges `w_ij > 1e-6 max_kl w_kl` (the "edge threshold"; the solvers put
 //!    inactive weights exactly at the bound 0, and the notes report how many weights fall in
 //!    `(0, threshold]`). Each component `c` is embedded separately by KPCA on
@@ -30,10 +31,13 @@
 //! them separately; coordinates of different components are not comparable). Components with
 //! `n_c <= m` fill only their first `n_c - 1` columns (the rest 0); singletons are at 0.
 //!
-//! Cost: as MPME ([`super::mpme`]): N(N-1)/2 variables, one Cholesky + `dpotri` per evaluation,
-//! plus O(N^2 * iterations) for the perplexity search and O(sum_c n_c^3) for the embedding.
+//! Cost: as MPME ([`super::mpme`]): N(N-1)/2 variables; the active-set solver factors `Q` on the
+//! working set's pattern (dense `dpotrf` + `dpotri` when that pattern is nearly dense, as at
+//! lambda_v <= 0.5, where most pairs carry weight), plus O(N^2 * iterations) for the perplexity
+//! search and O(sum_c n_c^3) for the embedding.
 
-use super::pair_dual::{check_pair_problem, solve_pairs, solver_label, solver_memory, DEFAULT_SOLVER, LBFGSB_FACTR, SOLVER_DOC, SOLVER_NAMES};
+use super::pair_active::PairDual;
+use super::pair_dual::{check_pair_problem, solve_dual, PairSolver, DEFAULT_MAX_ITER, DEFAULT_SOLVER, MAX_ITER_DOC, SOLVER_DOC};
 use super::pair_dual::{edges_above, for_each_pair, log_det_grad, n_pairs};
 use crate::api::declare::{self, declare_params, Declared};
 use crate::api::info::{choice, dim, float, float_in, int, MethodInfo};
@@ -43,7 +47,6 @@ use crate::api::{numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodE
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, Cholesky, LinalgError};
 use structdr_numerics::affinities::perplexity_affinities;
-use structdr_numerics::optim::Solver;
 
 /// Relative edge threshold: an edge is kept when `w_ij > EDGE_THRESHOLD * max w`.
 pub const EDGE_THRESHOLD: f64 = 1e-6;
@@ -61,11 +64,11 @@ declare_params! {
         /// Perplexity `u` of the conditional affinities, `1 <= u < N - 1`.
         pub perplexity: f64 = float_in("perplexity", closed(1.0), open(f64::INFINITY), 30.0, "perplexity u of the conditional affinities p_(j|i) (must be < N - 1)"),
         /// Iteration limit of the dual solver.
-        pub max_iter: usize = int("max_iter", 1, 500, "iteration limit of the dual solver"),
+        pub max_iter: usize = int("max_iter", 1, DEFAULT_MAX_ITER as i64, MAX_ITER_DOC),
         /// Stop when `||proj grad f||_inf <= tol * ||proj grad f(0)||_inf`.
         pub tol: f64 = float("tol", 0.0, 1.0, 1e-5, "stop when the KKT residual ||proj grad||_inf falls below tol times its value at W = 0"),
         /// Bound-constrained solver of the dual.
-        pub solver: Solver = choice("solver", SOLVER_NAMES, DEFAULT_SOLVER, SOLVER_DOC),
+        pub solver: PairSolver = choice("solver", PairSolver::NAMES, DEFAULT_SOLVER, SOLVER_DOC),
     }
 }
 
@@ -183,20 +186,22 @@ impl Embedder for Esl {
         let (obj, lambda_u) = EslObjective::new(p.view(), self.dim, self.lambda_v);
         drop(p);
         let pg0 = obj.initial_kkt_residual(self.c);
-        let r = solve_pairs("esl", self.solver, n_pairs(n), self.c, self.max_iter, self.tol * pg0, |w, g| obj.value_and_gradient(w, g))?;
-        // the solver returns f, its gradient and the KKT residual at the accepted point
-        let (f_end, pg) = (r.f, r.projected_gradient_norm);
-        let wmax = r.x.iter().copied().fold(0.0, f64::max);
+        let lin: Vec<f64> = obj.cost.iter().map(|&c| 2.0 * obj.lambda * c).collect();
+        let dual = PairDual { n, a: 1.0, b: 4.0, h: 0.5 * obj.m, lin: &lin, upper: self.c };
+        let r = solve_dual("esl", self.solver, &dual, self.max_iter, self.tol * pg0, |w, g| obj.value_and_gradient(w, g))?;
+        drop(lin);
+        // the solver returns f and the KKT residual at the accepted point
+        let (f_end, pg) = (r.f, r.kkt);
+        let wmax = r.w.iter().copied().fold(0.0, f64::max);
         let threshold = EDGE_THRESHOLD * wmax;
-        let edges = edges_above(n, &r.x, threshold);
-        let ambiguous = r.x.iter().filter(|&&v| v > 0.0 && v <= threshold).count();
+        let edges = edges_above(n, &r.w, threshold);
+        let ambiguous = r.w.iter().filter(|&&v| v > 0.0 && v <= threshold).count();
         let (labels, count) = structdr_numerics::graphs::connected_components(n, &edges);
         let sizes = structdr_numerics::graphs::component_sizes(&labels, count);
         let embedding = component_embedding(n, &edges, &labels, count, self.dim)?;
         let mut fitted = Fitted::new(
             Output::Embedding(embedding),
-            Trace::iterative(r.history.clone(), r.iterations, super::pair_dual::pair_stop(&r, self.max_iter, pg0, self.tol), r.message.clone())
-                .with_kkt_residual(r.projected_gradient_norm),
+            Trace::iterative(r.history.clone(), r.iterations, r.stop(self.max_iter, pg0, self.tol), r.message.clone()).with_kkt_residual(r.kkt),
         );
         fitted.graph = Some(Graph { n_vertices: n, edges: edges.clone() });
         fitted.components = Some(labels);
@@ -204,14 +209,7 @@ impl Embedder for Esl {
             "perplexity {}: max |H_i - ln u| = {perp_err:.2e}; lambda_u = {lambda_u:.6e} (eq. 26), lambda = lambda_v lambda_u = {:.6e}",
             self.perplexity, obj.lambda
         ));
-        fitted.notes.push(format!(
-            "{} (m = {}, factr = {LBFGSB_FACTR:e}, pgtol = tol * {pg0:.3e}): {} iterations, {} evaluations, {}",
-            solver_label(self.solver),
-            solver_memory(self.solver),
-            r.iterations,
-            r.evaluations,
-            r.message
-        ));
+        fitted.notes.push(format!("{} [pgtol = tol * {pg0:.3e}]", r.solver_note));
         fitted.notes.push(format!(
             "KKT residual ||proj grad f||_inf = {pg:.3e} (relative {:.3e}); f = -(m/2) log det(I + 4L) + 2 lambda sum_(i<j) w_ij (1 - pbar_ij) = {f_end:.9e} (eq. 20; history holds f)",
             if pg0 > 0.0 { pg / pg0 } else { 0.0 }
@@ -228,7 +226,7 @@ impl Embedder for Esl {
 pub(crate) fn info() -> MethodInfo {
     MethodInfo {
         name: "esl",
-        summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (projected L-BFGS or L-BFGS-B over all pairs), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
+        summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (active-set solver over all pairs, or full-space projected L-BFGS / L-BFGS-B), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
         reference: "Wang & Li, Learning low-dimensional latent graph structures: a density estimation approach, IEEE TNNLS 2020 (§III, Alg. 1)",
         version: 1,
         output: OutputKind::Embedding,
@@ -292,7 +290,7 @@ mod tests {
     #[test]
     fn two_blobs_give_two_components_and_a_kkt_point() {
         let x = blobs(25, 4);
-        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 8.0, max_iter: 500, tol: 1e-6, solver: Solver::Projected };
+        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 8.0, max_iter: 500, tol: 1e-6, solver: PairSolver::Projected };
         let f = e.fit(x.view(), 0).unwrap();
         eprintln!("{:#?}", f.notes);
         for w in f.trace.history.windows(2) {
@@ -334,7 +332,7 @@ mod tests {
     #[test]
     fn bad_input_is_an_error() {
         let x = blobs(5, 1);
-        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 3.0, max_iter: 10, tol: 1e-5, solver: Solver::Projected };
+        let e = Esl { dim: 2, lambda_v: 0.8, c: 1.0, perplexity: 3.0, max_iter: 10, tol: 1e-5, solver: PairSolver::Projected };
         assert!(Esl { lambda_v: 1.0, ..e.clone() }.fit(x.view(), 0).is_err());
         assert!(Esl { perplexity: 9.0, ..e.clone() }.fit(x.view(), 0).unwrap_err().to_string().contains("perplexity"));
         assert!(Esl { c: 0.0, ..e.clone() }.fit(x.view(), 0).is_err());

@@ -4,5 +4,6 @@
 pub mod esl;
 pub mod meu;
 pub mod mpme;
+pub mod pair_active;
 pub mod pair_dual;
 pub mod spl;

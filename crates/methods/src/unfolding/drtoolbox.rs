@@ -217,7 +217,7 @@ pub fn psd_least_squares(
     let b0: Vec<f64> = (&eye * c.sqrt()).iter().copied().collect();
     let free = vec![f64::INFINITY; r * r];
     let neg = vec![f64::NEG_INFINITY; r * r];
-    let opts = BoundedOptions { m: 20, max_iter: factor_iter, max_eval: factor_iter + factor_iter / 4, pgtol: 0.0, factr: 10.0 };
+    let opts = BoundedOptions { m: 20, max_iter: factor_iter, max_eval: factor_iter + factor_iter / 4, pgtol: 0.0, factr: 10.0, noise: 0.0 };
     let (mut x, factor_iterations) = if factor_iter > 0 {
         let res =
             minimize(Solver::Lbfgsb, value_and_factor_gradient, &b0, &neg, &free, &opts).map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
@@ -293,7 +293,7 @@ fn stress_fit(method: &'static str, y0: &Array2<f64>, pairs: &[(usize, usize)], 
     }
     let lower = vec![f64::NEG_INFINITY; x0.len()];
     let upper = vec![f64::INFINITY; x0.len()];
-    let opts = BoundedOptions { m: 10, max_iter: max_eval, max_eval, pgtol: 0.0, factr: 10.0 };
+    let opts = BoundedOptions { m: 10, max_iter: max_eval, max_eval, pgtol: 0.0, factr: 10.0, noise: 0.0 };
     let res = minimize(Solver::Lbfgsb, |x, g| edge_stress(x, q, pairs, t, g), &x0, &lower, &upper, &opts)
         .map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
     let y = Array2::from_shape_vec((n, q), res.x).expect("n*q");

@@ -60,11 +60,19 @@ pub struct BoundedOptions {
     /// Stop when the relative reduction of `f` is `<= factr * eps_mach` (default 1e7, i.e. ~2.2e-9;
     /// 1e12 is "low accuracy", 10 "extremely high accuracy"; 0 disables the test).
     pub factr: f64,
+    /// Relative accuracy of the computed `f` (0: exact enough for the Armijo test). When positive,
+    /// the projected solver also accepts a trial point that meets the *approximate Wolfe
+    /// conditions* of Hager & Zhang (2005): `f(x(a)) <= f(x) + noise |f(x)|` and
+    /// `sigma s <= g(x(a))^T (x(a) - x) <= (2 delta - 1) s`, `s = g(x)^T (x(a) - x)`, `delta = 0.1`,
+    /// `sigma = 0.9`: near the optimum, where the decrease the Armijo test asks for is below the
+    /// rounding error of `f`, the slope still shows a step that brings the gradient down. The
+    /// Fortran L-BFGS-B ignores it.
+    pub noise: f64,
 }
 
 impl Default for BoundedOptions {
     fn default() -> Self {
-        BoundedOptions { m: 10, max_iter: 15000, max_eval: 15000, pgtol: 1e-5, factr: 1e7 }
+        BoundedOptions { m: 10, max_iter: 15000, max_eval: 15000, pgtol: 1e-5, factr: 1e7, noise: 0.0 }
     }
 }
 

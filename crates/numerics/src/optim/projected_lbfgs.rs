@@ -54,6 +54,9 @@ pub const CHUNK: usize = 1 << 12;
 
 /// Armijo constant of the sufficient-decrease test.
 const ARMIJO: f64 = 1e-4;
+/// `delta` and `sigma` of the approximate Wolfe conditions ([`BoundedOptions::noise`]).
+const WOLFE_DELTA: f64 = 0.1;
+const WOLFE_SIGMA: f64 = 0.9;
 /// Trial points per line search before it counts as failed.
 const MAX_TRIALS: usize = 40;
 /// Bertsekas' `eps` (step 1 of the module doc). Tiny but positive, as his convergence argument
@@ -290,6 +293,19 @@ fn direction(w: &mut Work, mem: &Memory) -> (f64, bool) {
     (parts.iter().sum(), !slots.is_empty())
 }
 
+/// `g^T (xt - x)` in fixed chunks (bit-identical for any thread count).
+fn dot_moved(g: &[f64], xt: &[f64], x: &[f64]) -> f64 {
+    let parts: Vec<f64> = g
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, gc)| {
+            let o = c * CHUNK;
+            gc.iter().enumerate().map(|(j, &gj)| gj * (xt[o + j] - x[o + j])).sum::<f64>()
+        })
+        .collect();
+    parts.iter().sum()
+}
+
 /// `xt = P(x + a d)`; returns `(g^T (xt - x), max |xt - x|)`.
 fn trial_point(w: &mut Work, lower: &[f64], upper: &[f64], a: f64) -> (f64, f64) {
     let (x, g, d) = (&w.x, &w.g, &w.d);
@@ -379,6 +395,14 @@ where
                 accepted = Some(ft);
                 break;
             }
+            if finite && opts.noise > 0.0 && ft <= w.f + opts.noise * w.f.abs() {
+                // approximate Wolfe (BoundedOptions::noise): the slope at the trial point
+                let slope_t = dot_moved(&w.gt, &w.xt, &w.x);
+                if WOLFE_SIGMA * slope <= slope_t && slope_t <= (2.0 * WOLFE_DELTA - 1.0) * slope {
+                    accepted = Some(ft);
+                    break;
+                }
+            }
             a = if !finite {
                 0.1 * a
             } else {
@@ -403,7 +427,7 @@ where
         iterations += 1;
         history.push(ft);
         crate::progress::report(history.len(), ft);
-        if f_old - ft <= opts.factr * eps_mach * f_old.abs().max(ft.abs()).max(1.0) {
+        if opts.factr > 0.0 && f_old - ft <= opts.factr * eps_mach * f_old.abs().max(ft.abs()).max(1.0) {
             break (true, "CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH".to_string());
         }
     };

@@ -315,3 +315,34 @@ fn solver_names_round_trip() {
     }
     assert_eq!(Solver::from_name("bfgs"), None);
 }
+
+/// `f = 1e8 + sum_i a_i (x_i^2 / 2 + x_i^4) + e(x)`, `a_i` from 1 to 100, from `x_i = 1e-2`, with
+/// a deterministic "rounding error" `|e(x)| <= 1e-6` (a log-det of thousands of terms carries
+/// one like it): below a gradient of ~1e-4 the decrease the Armijo test asks for is under `e`, so
+/// the plain line search fails short of `pgtol = 1e-9`; with `noise` the approximate Wolfe test
+/// accepts the steps the (exact) slope shows are progress, and the solver reaches it.
+#[test]
+fn approximate_wolfe_steps_go_below_the_rounding_of_f() {
+    let n = 50;
+    let a: Vec<f64> = (0..n).map(|i| 1.0 + 99.0 * i as f64 / (n - 1) as f64).collect();
+    let f = |x: &[f64], g: &mut [f64]| {
+        let mut s = 1e8;
+        let mut h = 0.0;
+        for i in 0..x.len() {
+            s += a[i] * (0.5 * x[i] * x[i] + x[i].powi(4));
+            g[i] = a[i] * (x[i] + 4.0 * x[i].powi(3));
+            h += (i as f64 + 1.0) * x[i];
+        }
+        s + 1e-6 * (1e9 * h).sin()
+    };
+    let (lo, hi) = (vec![-1.0; n], vec![1.0; n]);
+    let base = BoundedOptions { m: 5, pgtol: 1e-9, factr: 0.0, max_iter: 2000, ..Default::default() };
+    let plain = minimize(Solver::Projected, f, &vec![1e-2; n], &lo, &hi, &base).unwrap();
+    assert!(plain.projected_gradient_norm > 1e-9 && !plain.converged, "without noise: {} pg = {:.2e}", plain.message, plain.projected_gradient_norm);
+    let noisy = minimize(Solver::Projected, f, &vec![1e-2; n], &lo, &hi, &BoundedOptions { noise: 1e-13, ..base }).unwrap();
+    assert!(noisy.converged && noisy.projected_gradient_norm <= 1e-9, "with noise: {} pg = {:.2e}", noisy.message, noisy.projected_gradient_norm);
+    // f never rose by more than the allowed noise
+    for w in noisy.history.windows(2) {
+        assert!(w[1] <= w[0] + 1e-13 * w[0].abs(), "{} -> {}", w[0], w[1]);
+    }
+}

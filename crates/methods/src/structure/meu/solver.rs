@@ -352,7 +352,7 @@ impl MeuProblem {
         }
         self.value_and_gradient(&w, &mut g0)?;
         let pg0 = self.kkt_residual(&w, &g0);
-        let opts = BoundedOptions { m: MEU_MEMORY, max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol: tol * pg0, factr: LBFGSB_FACTR };
+        let opts = BoundedOptions { m: MEU_MEMORY, max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol: tol * pg0, factr: LBFGSB_FACTR, noise: 0.0 };
         let mut failure: Option<MethodError> = None;
         let r = minimize(
             solver,

@@ -354,7 +354,7 @@ fn the_reference_exp_parameterisation_reaches_the_same_optimum() {
         f
     };
     let n_a = directed.len();
-    let opts = BoundedOptions { m: 10, max_iter: 20000, max_eval: 40000, pgtol: 1e-10, factr: 10.0 };
+    let opts = BoundedOptions { m: 10, max_iter: 20000, max_eval: 40000, pgtol: 1e-10, factr: 10.0, noise: 0.0 };
     // a in [-36, 10]: the reference's expTransform saturates at |a| = 36; kappa <= e^10 keeps
     // the first, long quasi-Newton steps finite (the optimum's weights are below p / phi < e^8)
     let r = minimize(Solver::Projected, f, &vec![0.0; n_a], &vec![-36.0; n_a], &vec![10.0; n_a], &opts).unwrap();

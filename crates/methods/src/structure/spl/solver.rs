@@ -307,7 +307,8 @@ impl SplProblem {
         let eval0 = self.evaluate(&zero)?;
         let g0: Vec<f64> = eval0.grad.iter().map(|g| -g).collect();
         let pg0 = projected_gradient_norm(&zero, &g0, &lower, &upper);
-        let opts = BoundedOptions { m: solver_memory(solver), max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol: tol * pg0, factr: LBFGSB_FACTR };
+        let opts =
+            BoundedOptions { m: solver_memory(solver), max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol: tol * pg0, factr: LBFGSB_FACTR, noise: 0.0 };
         let mut failure: Option<MethodError> = None;
         let r = minimize(
             solver,
