@@ -1,6 +1,8 @@
 //! The pair dual shared by MPME (002 eq. 13) and ESL (001 eq. 20): the packed pair layout, the
-//! solver glue (bounds `[0, upper]` from `w = 0`, memory, stopping rules) and the kernel `log det(a I + b L(W))` and its
-//! gradient with respect to the pair weights of a symmetric graph.
+//! solver choice ([`PairSolver`], [`solve_dual`]: the active-set solver of [`super::pair_active`]
+//! or a full-space solver, bounds `[0, upper]` from `w = 0`, memory, stopping rules) and the dense
+//! kernel `log det(a I + b L(W))` and its gradient with respect to the pair weights of a symmetric
+//! graph.
 //!
 //! Parameterisation: one variable `w_k` per unordered pair `i < j`, stored row-major over the
 //! strict upper triangle (`k = i N - i (i + 1) / 2 + j - i - 1`), `W` symmetric with `w_ii = 0`,
