@@ -211,7 +211,7 @@ pub fn solve_dual(
         }
         PairSolver::Active => {
             let opts = ActiveOptions::new(pgtol, max_iter);
-            let a = solve_active(dual, &opts).map_err(|reason| MethodError::Input { method, reason: format!("active-set solver: {reason}") })?;
+            let a = solve_active(dual, &opts).map_err(|reason| MethodError::Solver { method, reason: format!("active-set solver: {reason}") })?;
             let p = a.profile;
             let work = format!(
                 "active set (projected L-BFGS m = {} on working sets, sparse Cholesky + selected inversion, exact check of all pairs): {} inner iterations, {} evaluations, {} checks, working set up to {} pairs, sparse nnz(L) up to {}, {} working sets factored densely; {:.2} s analyse, {:.2} s inner, {:.2} s check",
