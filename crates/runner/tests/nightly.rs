@@ -239,7 +239,7 @@ fn paired_speed_flags_exactly_the_slowed_method() {
 /// paired ratios stay near 1 and nothing is flagged. Timing-dependent by nature, so not in the
 /// default suite: `just nightly-load-test` runs it.
 #[test]
-#[ignore]
+#[ignore = "timing-dependent: `just nightly-load-test` runs it"]
 fn paired_speed_is_quiet_under_a_competing_load() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

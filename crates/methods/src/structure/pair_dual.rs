@@ -90,22 +90,8 @@ pub fn solve_pairs(
     upper: f64,
     max_iter: usize,
     pgtol: f64,
-    f: impl FnMut(&[f64], &mut [f64]) -> std::result::Result<f64, LinalgError>,
-) -> Result<BoundedResult> {
-    solve_pairs_from(method, solver, &vec![0.0; n_vars], upper, max_iter, pgtol, f)
-}
-
-/// As [`solve_pairs`], from the feasible point `w0`.
-pub fn solve_pairs_from(
-    method: &'static str,
-    solver: Solver,
-    w0: &[f64],
-    upper: f64,
-    max_iter: usize,
-    pgtol: f64,
     mut f: impl FnMut(&[f64], &mut [f64]) -> std::result::Result<f64, LinalgError>,
 ) -> Result<BoundedResult> {
-    let n_vars = w0.len();
     let mut failure: Option<LinalgError> = None;
     let opts = BoundedOptions { m: solver_memory(solver), max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol, factr: LBFGSB_FACTR, noise: 0.0 };
     let lower = vec![0.0; n_vars];
@@ -119,7 +105,7 @@ pub fn solve_pairs_from(
                 f64::NAN
             }
         },
-        w0,
+        &vec![0.0; n_vars],
         &lower,
         &upper_v,
         &opts,
