@@ -81,6 +81,10 @@ mpme-scale: build
     {{bin}} run experiments/mpme_scale.toml
 
 # Every figure of the tree issue.
+# Principal trees at single-cell scale: DRTree with K = N = 100,000 and the landmark tree on 1,000,000 points (minutes).
+figures-monocle-scale: build
+    {{bin}} run experiments/scale/monocle_scale.toml
+
 figures-trees: figures-rpg figures-ddrtree figures-landmark
 
 # MPME over C and lambda: the distorted S (MPME paper Fig. 2, 3) and clustering on usps / Yale (Fig. 4).

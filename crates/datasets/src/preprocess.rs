@@ -205,6 +205,12 @@ pub enum Step {
         /// Labels whose samples are kept.
         labels: Vec<i64>,
     },
+    /// [`first_rows`]: keep the first `n` samples (e.g. the 300 tree points of `tree_300.mat`
+    /// without the four extra points stored after them).
+    FirstRows {
+        /// Number of samples kept, `1 <= n <= N`.
+        n: usize,
+    },
     /// [`crate::synthetic::append_noise_features`]: append `count` i.i.d. `U[0,1)` features drawn
     /// from `seed` (001 §V: two moons + 1000 noise features).
     NoiseFeatures {
@@ -241,6 +247,7 @@ impl Step {
                 bad("gaussian_kernel", format!("bandwidth must be finite and > 0, got {b}"))
             }
             Step::SelectLabels { labels } if labels.is_empty() => bad("select_labels", "labels is empty".into()),
+            Step::FirstRows { n: 0 } => bad("first_rows", "n = 0 keeps no sample".into()),
             Step::NoiseFeatures { count, .. } if *count == 0 || *count > 1_000_000 => bad("noise_features", format!("count must be in [1, 1e6], got {count}")),
             Step::UniformNoise { amplitude, .. } if !(amplitude.is_finite() && *amplitude >= 0.0) => {
                 bad("uniform_noise", format!("amplitude must be finite and >= 0, got {amplitude}"))
@@ -263,6 +270,19 @@ pub fn select_labels(ds: &Dataset, labels: &[i64]) -> Result<Dataset> {
     out.x = ds.x.select(ndarray::Axis(0), &keep);
     out.labels = Some(keep.iter().map(|&i| y[i]).collect());
     out.t = ds.t.as_ref().map(|t| keep.iter().map(|&i| t[i]).collect());
+    Ok(out)
+}
+
+/// The first `n` samples of `ds` (rows, labels and `t` alike); `Err` unless `1 <= n <= N`.
+pub fn first_rows(ds: &Dataset, n: usize) -> Result<Dataset> {
+    let total = ds.x.nrows();
+    if n == 0 || n > total {
+        return Err(PreprocessError::BadParam { what: "first_rows", reason: format!("n = {n} must be in [1, N] = [1, {total}] for data set '{}'", ds.name) });
+    }
+    let mut out = ds.clone();
+    out.x = ds.x.slice(ndarray::s![..n, ..]).to_owned();
+    out.labels = ds.labels.as_ref().map(|y| y[..n].to_vec());
+    out.t = ds.t.as_ref().map(|t| t[..n].to_vec());
     Ok(out)
 }
 
@@ -312,6 +332,9 @@ enum StepRepr {
     SelectLabels {
         labels: Vec<i64>,
     },
+    FirstRows {
+        n: usize,
+    },
     NoiseFeatures {
         count: usize,
         seed: u64,
@@ -331,6 +354,7 @@ impl From<StepRepr> for Step {
             StepRepr::PcaDim { d } => Step::PcaDim { d },
             StepRepr::GaussianKernel { bandwidth } => Step::GaussianKernel { bandwidth },
             StepRepr::SelectLabels { labels } => Step::SelectLabels { labels },
+            StepRepr::FirstRows { n } => Step::FirstRows { n },
             StepRepr::NoiseFeatures { count, seed } => Step::NoiseFeatures { count, seed },
             StepRepr::UniformNoise { amplitude, seed } => Step::UniformNoise { amplitude, seed },
         }
@@ -394,6 +418,12 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
                 ds.t = sub.t;
                 sub.x
             }
+            Step::FirstRows { n } => {
+                let sub = first_rows(&ds, *n)?;
+                ds.labels = sub.labels;
+                ds.t = sub.t;
+                sub.x
+            }
             Step::NoiseFeatures { count, seed } => {
                 let with = crate::synthetic::append_noise_features(ds.clone(), *count, *seed)
                     .map_err(|e| PreprocessError::BadParam { what: "noise_features", reason: e.to_string() })?;
@@ -419,6 +449,25 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
 #[cfg(test)]
 mod select_tests {
     use super::*;
+
+    #[test]
+    fn first_rows_keeps_the_leading_samples() {
+        let ds = Dataset {
+            name: "t".into(),
+            x: ndarray::array![[0.0], [1.0], [2.0], [3.0]],
+            labels: Some(vec![1, 2, 1, 3]),
+            t: Some(vec![0.1, 0.2, 0.3, 0.4]),
+            checksum: "c".into(),
+            note: None,
+        };
+        let (out, rec) = apply(&[Step::FirstRows { n: 3 }], ds.clone()).unwrap();
+        assert_eq!(out.x, ndarray::array![[0.0], [1.0], [2.0]]);
+        assert_eq!(out.labels, Some(vec![1, 2, 1]));
+        assert_eq!(out.t, Some(vec![0.1, 0.2, 0.3]));
+        assert_eq!(rec[0].output_shape, (3, 1));
+        assert!(apply(&[Step::FirstRows { n: 5 }], ds.clone()).is_err());
+        assert!(apply(&[Step::FirstRows { n: 0 }], ds).is_err());
+    }
 
     #[test]
     fn select_labels_keeps_order_and_labels() {

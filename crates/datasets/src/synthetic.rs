@@ -133,6 +133,11 @@ static GENERATORS: &[GeneratorInfo] = &[
         params: &[("n", 300.0, N_DOC), ("noise", 0.03, NOISE_DOC)],
     },
     GeneratorInfo {
+        name: "trajectory",
+        summary: "branching trajectory: the tree generator's 6 segments (4 tips) mapped into dim dimensions by a random orthonormal dim x 2 map drawn from the seed, plus noise N(0, I_dim); t = pseudotime",
+        params: &[("n", 10000.0, N_DOC), ("dim", 50.0, "ambient dimension (>= 2)"), ("noise", 0.05, "standard deviation of the Gaussian noise in every one of the dim coordinates")],
+    },
+    GeneratorInfo {
         name: "three_clusters",
         summary: "three Gaussian clusters at the corners of a unit-2 triangle, weakly connected by thin bridges 0-1 and 1-2",
         params: &[
@@ -464,6 +469,14 @@ fn circle(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
 fn tree(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
     let n = p.count("n", 1)?;
     let noise = p.nonneg("noise")?;
+    let (segs, start) = tree_strokes();
+    let (x, labels, pos) = sample_strokes(&segs, n, noise, rng);
+    let t = pos.iter().map(|&(k, f)| start[k] + f * segs[k].len()).collect();
+    Ok(Out { x, labels, t: Some(t), note: None })
+}
+
+/// The tree's six segments and the geodesic distance from the root to each segment's start.
+fn tree_strokes() -> ([Stroke; 6], [f64; 6]) {
     let segs = [
         Stroke::Line { a: [0.0, 0.0], b: [0.0, 1.0], id: 0 },
         Stroke::Line { a: [0.0, 1.0], b: [-0.8, 1.8], id: 1 },
@@ -478,8 +491,54 @@ fn tree(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
         let pk: usize = parent[k].unwrap_or(0);
         start[k] = start[pk] + segs[pk].len();
     }
-    let (x, labels, pos) = sample_strokes(&segs, n, noise, rng);
-    let t = pos.iter().map(|&(k, f)| start[k] + f * segs[k].len()).collect();
+    (segs, start)
+}
+
+/// trajectory (a branching trajectory at single-cell scale): the tree's six segments (a trunk,
+/// two branches, three tips' worth of sub-branches: four end points), points uniform by length,
+/// mapped into `dim` dimensions by `Q` (dim x 2, orthonormal columns: Gram-Schmidt of a standard
+/// normal matrix drawn first from the seed), plus `noise * N(0, I_dim)`; labels = segment,
+/// `t` = geodesic distance from the root (pseudotime). Rows are drawn one after the other, so
+/// the first n rows of a larger draw with the same seed are the same points.
+fn trajectory(p: &P, rng: &mut Rng64) -> Result<Out, SyntheticError> {
+    let n = p.count("n", 1)?;
+    let dim = p.count("dim", 2)?;
+    let noise = p.nonneg("noise")?;
+    let (segs, start) = tree_strokes();
+    // Q: two orthonormal columns
+    let mut q = Array2::<f64>::zeros((dim, 2));
+    for v in q.iter_mut() {
+        *v = gauss(rng);
+    }
+    let c0 = q.column(0).to_owned();
+    let n0 = c0.dot(&c0).sqrt();
+    q.column_mut(0).mapv_inplace(|v| v / n0);
+    let proj = q.column(0).dot(&q.column(1));
+    let c0 = q.column(0).to_owned();
+    q.column_mut(1).scaled_add(-proj, &c0);
+    let n1 = q.column(1).dot(&q.column(1)).sqrt();
+    q.column_mut(1).mapv_inplace(|v| v / n1);
+    let lens: Vec<f64> = segs.iter().map(Stroke::len).collect();
+    let total: f64 = lens.iter().sum();
+    let mut x = Array2::zeros((n, dim));
+    let mut labels = Vec::with_capacity(n);
+    let mut t = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut s = rng.gen::<f64>() * total;
+        let mut k = 0;
+        while k + 1 < segs.len() && s >= lens[k] {
+            s -= lens[k];
+            k += 1;
+        }
+        let f = (s / lens[k]).clamp(0.0, 1.0);
+        let pt = segs[k].at(f);
+        let mut row = x.row_mut(i);
+        for c in 0..dim {
+            row[c] = q[[c, 0]] * pt[0] + q[[c, 1]] * pt[1] + noise * gauss(rng);
+        }
+        labels.push(segs[k].id());
+        t.push(start[k] + f * lens[k]);
+    }
     Ok(Out { x, labels, t: Some(t), note: None })
 }
 
@@ -657,6 +716,7 @@ pub fn generate(name: &str, params: &BTreeMap<String, f64>, seed: u64) -> Result
         "distorted_s" => distorted_s(&p, &mut rng),
         "circle" => circle(&p, &mut rng),
         "tree" => tree(&p, &mut rng),
+        "trajectory" => trajectory(&p, &mut rng),
         "three_clusters" => three_clusters(&p, &mut rng),
         "swiss_roll" => swiss_roll(&p, &mut rng),
         "y_and_b" => y_and_b(&p, &mut rng),

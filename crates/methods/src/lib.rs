@@ -31,6 +31,8 @@
 //! | `ndfs`, `rufs`, `sogfs` | [`selection::ndfs`], [`selection::rufs`], [`selection::sogfs`] | feature scores = row norms of the l2,1-sparse W: NDFS (nonnegative spectral labels), RUFS (robust NMF + robust regression), SOGFS (learned k-neighbour graph with rank constraint) |
 //! | `spfs`, `llcfs`, `fsasl` | [`selection::spfs`], [`selection::llcfs`], [`selection::fsasl`] | feature scores: SPFS (similarity preservation; greedy order or l2,1 path entry), LLCFS (local-learning clustering with simplex feature weights tau), FSASL (lasso reconstruction + adaptive neighbours, l2,1-sparse W) |
 //! | `rpg-tree`, `rpg-l1`, `rpg-landmark` | [`principal::rpg`] | principal graph: `P` softmax, `W` MST / LP (19, 23), `C = (2/gamma L + Lambda)^-1 P^T X` |
+//! | `polyline` | [`principal::polyline`] | principal curve: vertex-wise descent of `Delta_n + lambda_p (1/(k+1)) sum_i P_v(v_i)` (Kégl et al. 2000) |
+//! | `scms` | [`principal::scms`] | ridge points: `x <- x + V_perp V_perp^T (mu(x) - x)` on a Gaussian KDE (Ozertem & Erdogmus 2011) |
 //! | `tsne` | [`neighbour::tsne`] | `min KL(P || Q)`, Student-t `Q`; exact, Barnes-Hut or FFT-interpolated gradients |
 //! | `gplvm` | [`latent::gplvm`] | `min_X,theta -log N(Y | 0, K_theta(X))` by L-BFGS from scaled PCA |
 //! | `mvu`, `mvu-ineq`, `mvu2` | [`unfolding::mvu`] | `max tr(K)`, `K` PSD centred, k-NN distances kept (=), allowed to shrink (<=) or penalised (`nu`) |

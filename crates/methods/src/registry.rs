@@ -39,6 +39,8 @@ pub fn registry() -> &'static [MethodInfo] {
             crate::principal::rpg::info_tree(),
             crate::principal::rpg::info_l1(),
             crate::principal::rpg::info_landmark(),
+            crate::principal::polyline::info(),
+            crate::principal::scms::info(),
             crate::neighbour::tsne::info(),
             crate::structure::meu::info(),
             crate::spectral::smce::info(),

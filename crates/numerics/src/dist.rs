@@ -16,6 +16,16 @@ pub fn exact_sq_dist(a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
     }
 }
 
+/// `sum_f (a_f - b_f)^2` summed in feature order, `((a_0 - b_0)^2 + (a_1 - b_1)^2) + ...`: the
+/// distances of the minimum spanning trees ([`crate::graphs::mst_sq_euclidean`]), the k-d tree
+/// ([`crate::neighbours::KdTree`]) and DDRTree's soft assignments, which must agree bit for bit.
+/// Panics if the lengths differ.
+#[inline]
+pub fn sq_dist_in_order(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "sq_dist_in_order: lengths differ");
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+}
+
 /// `sum_f (a_f - b_f)^2` with eight interleaved partial sums (lane `f mod 8`) added pairwise at
 /// the end, so the compiler vectorises it; a fixed order, hence deterministic, symmetric in
 /// `(a, b)` bit for bit, and exactly 0 for equal slices. On x86-64 CPUs with AVX2 the same

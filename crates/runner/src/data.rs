@@ -100,7 +100,7 @@ pub fn check_inputs(plan: &Plan) -> Result<Checked, SpecError> {
 
 /// The preprocessing steps over a data set's [`Shape`], with the rules their functions apply to
 /// the data ([`structdr_datasets::preprocess`]): `pca_dim` needs `1 <= d <= D`, `select_labels`
-/// labels the set has, `gaussian_kernel` makes `D = N`, `noise_features` adds columns,
+/// labels the set has, `first_rows` at most N, `gaussian_kernel` makes `D = N`, `noise_features` adds columns,
 /// `pca_energy` leaves `D` unknown. Returns whether the result has labels, when known.
 fn walk_steps(name: &str, steps: &[Step], mut shape: Shape) -> Result<Option<bool>, String> {
     for (i, step) in steps.iter().enumerate() {
@@ -125,6 +125,15 @@ fn walk_steps(name: &str, steps: &[Step], mut shape: Shape) -> Result<Option<boo
                 }
                 None => {}
             },
+            Step::FirstRows { n } => {
+                if *n > shape.n {
+                    return Err(at(format!("first_rows n = {n} is larger than the {} samples", shape.n)));
+                }
+                shape.n = *n;
+                if let Some(Some(y)) = &mut shape.labels {
+                    y.truncate(*n);
+                }
+            }
             Step::Zscore | Step::Minmax | Step::UniformNoise { .. } => {}
         }
     }

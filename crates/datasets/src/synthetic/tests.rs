@@ -126,6 +126,21 @@ fn geometry() {
             assert!(t >= 1.0);
         }
     }
+    // Trajectory without noise: an isometric copy of the tree in 50 dimensions (trunk points at
+    // distance t from the root, every point in a 2-D subspace), labels = the tree's segments.
+    let d = gen("trajectory", &[("noise", 0.0), ("n", 500.0)], 4);
+    assert_eq!(d.x.dim(), (500, 50));
+    assert_eq!(d.n_classes(), 6);
+    for ((p, &l), &t) in d.x.rows().into_iter().zip(d.labels.as_ref().unwrap()).zip(d.t.as_ref().unwrap()) {
+        if l == 0 {
+            assert!((p.dot(&p).sqrt() - t).abs() < 1e-12);
+        }
+    }
+    // all of X^T X's trace in its top two eigenvalues: X has rank 2
+    let gram = d.x.t().dot(&d.x);
+    let trace: f64 = (0..50).map(|i| gram[[i, i]]).sum();
+    let top2: f64 = structdr_linalg::eigh_top(gram.view(), 2).unwrap().values.iter().sum();
+    assert!((trace - top2).abs() < 1e-9 * trace, "energy outside the plane: {}", trace - top2);
     // Line + circle: line points on y = 3 (x - 0.5).
     let d = gen("line_circle", &[("noise", 0.0)], 4);
     for (p, &l) in d.x.rows().into_iter().zip(d.labels.as_ref().unwrap()) {

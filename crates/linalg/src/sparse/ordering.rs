@@ -16,19 +16,49 @@ pub(super) fn adjacency(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<usize>> {
     adj
 }
 
+/// Vertex marks that are all cleared in O(1) ([`Marks::clear`]): `mark[v] == epoch` means marked
+/// since the last clear (a per-pass hash set would cost a hash per visit).
+pub(super) struct Marks {
+    mark: Vec<u32>,
+    epoch: u32,
+}
+
+impl Marks {
+    pub(super) fn new(n: usize) -> Marks {
+        Marks { mark: vec![0; n], epoch: 1 }
+    }
+    /// Unmarks every vertex.
+    pub(super) fn clear(&mut self) {
+        if self.epoch == u32::MAX {
+            self.mark.fill(0);
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+    }
+    /// Marks `v`; whether it was unmarked.
+    pub(super) fn insert(&mut self, v: usize) -> bool {
+        let fresh = self.mark[v] != self.epoch;
+        self.mark[v] = self.epoch;
+        fresh
+    }
+    pub(super) fn contains(&self, v: usize) -> bool {
+        self.mark[v] == self.epoch
+    }
+}
+
 /// BFS from `root` over the vertices with `mask[v] == tag`; returns the vertices in BFS order and
-/// the level of each (levels stored in `level`).
-pub(super) fn bfs(adj: &[Vec<usize>], root: usize, mask: &[u32], tag: u32, level: &mut [usize]) -> Vec<usize> {
+/// the level of each (levels stored in `level`). `seen` is scratch (cleared here).
+pub(super) fn bfs(adj: &[Vec<usize>], root: usize, mask: &[u32], tag: u32, level: &mut [usize], seen: &mut Marks) -> Vec<usize> {
     let mut order = vec![root];
     level[root] = 0;
-    let mut seen_tag = std::collections::HashSet::new();
-    seen_tag.insert(root);
+    seen.clear();
+    seen.insert(root);
     let mut head = 0;
     while head < order.len() {
         let v = order[head];
         head += 1;
         for &u in &adj[v] {
-            if mask[u] == tag && seen_tag.insert(u) {
+            if mask[u] == tag && seen.insert(u) {
                 level[u] = level[v] + 1;
                 order.push(u);
             }
@@ -39,9 +69,9 @@ pub(super) fn bfs(adj: &[Vec<usize>], root: usize, mask: &[u32], tag: u32, level
 
 /// A pseudo-peripheral vertex of the component of `start` (George & Liu: repeat BFS from a vertex
 /// of the last level with the smallest degree while the eccentricity grows).
-pub(super) fn pseudo_peripheral(adj: &[Vec<usize>], start: usize, mask: &[u32], tag: u32, level: &mut [usize]) -> (usize, Vec<usize>) {
+pub(super) fn pseudo_peripheral(adj: &[Vec<usize>], start: usize, mask: &[u32], tag: u32, level: &mut [usize], seen: &mut Marks) -> (usize, Vec<usize>) {
     let mut root = start;
-    let mut order = bfs(adj, root, mask, tag, level);
+    let mut order = bfs(adj, root, mask, tag, level, seen);
     let mut ecc = level[*order.last().expect("non-empty")];
     loop {
         let last = level[*order.last().expect("non-empty")];
@@ -51,7 +81,7 @@ pub(super) fn pseudo_peripheral(adj: &[Vec<usize>], start: usize, mask: &[u32], 
             .filter(|&v| level[v] == last)
             .min_by_key(|&v| (adj[v].iter().filter(|&&u| mask[u] == tag).count(), v))
             .expect("non-empty level");
-        let o2 = bfs(adj, cand, mask, tag, level);
+        let o2 = bfs(adj, cand, mask, tag, level, seen);
         let e2 = level[*o2.last().expect("non-empty")];
         if e2 > ecc {
             root = cand;
@@ -59,31 +89,41 @@ pub(super) fn pseudo_peripheral(adj: &[Vec<usize>], start: usize, mask: &[u32], 
             ecc = e2;
         } else {
             // restore the levels of the kept root
-            order = bfs(adj, root, mask, tag, level);
+            order = bfs(adj, root, mask, tag, level, seen);
             return (root, order);
         }
     }
 }
 
 /// Reverse Cuthill-McKee order of the vertices `verts` (all carrying `mask == tag`).
-pub(super) fn rcm_subset(adj: &[Vec<usize>], verts: &[usize], mask: &[u32], tag: u32, level: &mut [usize], out: &mut Vec<usize>) {
-    let mut placed = std::collections::HashSet::with_capacity(verts.len());
+/// `seen` and `placed` are scratch (`placed` is cleared here).
+pub(super) fn rcm_subset(
+    adj: &[Vec<usize>],
+    verts: &[usize],
+    mask: &[u32],
+    tag: u32,
+    level: &mut [usize],
+    out: &mut Vec<usize>,
+    seen: &mut Marks,
+    placed: &mut Marks,
+) {
+    placed.clear();
     let deg = |v: usize| adj[v].iter().filter(|&&u| mask[u] == tag).count();
     let mut sorted: Vec<usize> = verts.to_vec();
     sorted.sort_unstable();
     let start_len = out.len();
     for &s in &sorted {
-        if placed.contains(&s) {
+        if placed.contains(s) {
             continue;
         }
-        let (root, _) = pseudo_peripheral(adj, s, mask, tag, level);
+        let (root, _) = pseudo_peripheral(adj, s, mask, tag, level, seen);
         let comp_start = out.len();
         let mut q = VecDeque::new();
         q.push_back(root);
         placed.insert(root);
         while let Some(v) = q.pop_front() {
             out.push(v);
-            let mut nb: Vec<usize> = adj[v].iter().copied().filter(|&u| mask[u] == tag && !placed.contains(&u)).collect();
+            let mut nb: Vec<usize> = adj[v].iter().copied().filter(|&u| mask[u] == tag && !placed.contains(u)).collect();
             nb.sort_unstable_by_key(|&u| (deg(u), u));
             for u in nb {
                 placed.insert(u);
@@ -102,7 +142,7 @@ pub fn rcm_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
     let mut level = vec![0usize; n];
     let verts: Vec<usize> = (0..n).collect();
     let mut out = Vec::with_capacity(n);
-    rcm_subset(&adj, &verts, &mask, 0, &mut level, &mut out);
+    rcm_subset(&adj, &verts, &mask, 0, &mut level, &mut out, &mut Marks::new(n), &mut Marks::new(n));
     out
 }
 
@@ -112,6 +152,7 @@ pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize>
     let adj = adjacency(n, edges);
     let mut mask = vec![0u32; n];
     let mut level = vec![0usize; n];
+    let (mut seen, mut placed) = (Marks::new(n), Marks::new(n));
     let mut next_tag = 1u32;
     let mut out = Vec::with_capacity(n);
     // Explicit stack of tasks: Part(vertices, tag) to dissect, or Emit(vertices) to append.
@@ -133,15 +174,18 @@ pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize>
                     mask[v] = tag;
                 }
                 if verts.len() <= LEAF {
-                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out);
+                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out, &mut seen, &mut placed);
                     continue;
                 }
                 let start = *verts.iter().min().expect("non-empty");
-                let (_, order) = pseudo_peripheral(&adj, start, &mask, tag, &mut level);
+                let (_, order) = pseudo_peripheral(&adj, start, &mask, tag, &mut level, &mut seen);
                 if order.len() < verts.len() {
                     // disconnected: the component of `start` and the rest are independent
-                    let inside: std::collections::HashSet<usize> = order.iter().copied().collect();
-                    let rest: Vec<usize> = verts.iter().copied().filter(|v| !inside.contains(v)).collect();
+                    placed.clear();
+                    for &v in &order {
+                        placed.insert(v);
+                    }
+                    let rest: Vec<usize> = verts.iter().copied().filter(|&v| !placed.contains(v)).collect();
                     stack.push(Task::Part(rest));
                     stack.push(Task::Part(order));
                     continue;
@@ -149,7 +193,7 @@ pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize>
                 let nlev = level[*order.last().expect("non-empty")] + 1;
                 if nlev < 3 {
                     // no useful separator (a near-clique): order it by RCM
-                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out);
+                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out, &mut seen, &mut placed);
                     continue;
                 }
                 // the level at which half of the vertices are reached, kept off both ends

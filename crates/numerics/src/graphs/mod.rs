@@ -8,7 +8,8 @@
 //!   graph with free intra-component edges; ties broken by `(distance, i, j)` so it is unique).
 //! - [`neighbourhood_graph`]: K-NN, symmetrisation, component check and repair (LE and LLE).
 //! - [`mst_prim`], [`mst_sq_euclidean`], [`minimum_spanning_tree`]: minimum spanning tree of a
-//!   complete graph (Prim, O(n^2), deterministic ties, zero-length edges kept).
+//!   complete graph (Prim, O(n^2), deterministic ties, zero-length edges kept);
+//!   [`emst_sq_euclidean`]: the Euclidean one in a few dimensions by Borůvka on a k-d tree.
 //! - [`RootedTree`]: solves `(w L_T + diag(g)) X = B` for a spanning tree T in O(K cols).
 //! - [`barycenter_weights`]: LLE's reconstruction of a sample from its neighbours.
 //! - [`laplacian`]: `L = D - W` from an edge list (dense, the one assembly every method uses).
@@ -21,7 +22,7 @@ mod reconstruction;
 mod tree;
 
 pub use components::{component_sizes, connect_components, connected_components};
-pub use mst::{minimum_spanning_tree, mst_prim, mst_sq_euclidean};
+pub use mst::{emst_sq_euclidean, minimum_spanning_tree, mst_prim, mst_sq_euclidean};
 pub use neighbourhood::{neighbourhood_graph, Disconnected, NeighbourGraph};
 pub use reconstruction::barycenter_weights;
 pub use tree::RootedTree;
@@ -116,6 +117,46 @@ mod tests {
         let g = &sets[5];
         let d = Array2::from_shape_fn((6, 6), |(i, j)| exact_sq_dist(g.row(i), g.row(j)));
         assert_eq!(minimum_spanning_tree(d.view()), vec![(0, 1, 1.0), (0, 3, 1.0), (1, 2, 1.0), (1, 4, 1.0), (2, 5, 1.0)]);
+    }
+
+    #[test]
+    fn euclidean_mst_equals_prim() {
+        use rand::{Rng, SeedableRng};
+        let canon = |t: Vec<(usize, usize, f64)>| {
+            let mut v: Vec<(usize, usize, u64)> = t.into_iter().map(|(i, j, w)| (i.min(j), i.max(j), w.to_bits())).collect();
+            v.sort_unstable();
+            v
+        };
+        let spanning = |k: usize, t: &[(usize, usize, f64)]| {
+            let mut parent: Vec<usize> = (0..k).collect();
+            t.len() == k - 1
+                && t.iter().all(|&(i, j, _)| {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                    parent[a] = b;
+                    a != b
+                })
+        };
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+        for (k, d) in [(2, 2), (3, 1), (50, 2), (1000, 2), (600, 3), (300, 6)] {
+            // distinct weights (random reals): the minimum spanning tree is unique, same edges
+            let x = Array2::from_shape_fn((k, d), |_| rng.gen_range(-1.0..1.0));
+            let e = emst_sq_euclidean(x.view());
+            assert!(spanning(k, &e));
+            assert_eq!(canon(e), canon(mst_sq_euclidean(x.view())), "K = {k}, d = {d}");
+        }
+        for (k, d) in [(400, 2), (300, 3)] {
+            // ties and duplicates (a coarse lattice): a minimum spanning tree, the same total weight
+            let x = Array2::from_shape_fn((k, d), |_| rng.gen_range(0..5) as f64);
+            let e = emst_sq_euclidean(x.view());
+            assert!(spanning(k, &e));
+            let total = |t: &[(usize, usize, f64)]| t.iter().map(|e| e.2).sum::<f64>();
+            assert_eq!(total(&e), total(&mst_sq_euclidean(x.view())));
+            // deterministic whatever the thread count
+            let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| emst_sq_euclidean(x.view()));
+            let three = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap().install(|| emst_sq_euclidean(x.view()));
+            assert_eq!(canon(one), canon(e.clone()));
+            assert_eq!(canon(three), canon(e));
+        }
     }
 
     #[test]

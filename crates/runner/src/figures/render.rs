@@ -430,12 +430,14 @@ where
         style_mesh(&mut mesh, s, &panel.axes.0, &panel.axes.1);
         mesh.x_label_formatter(&tick).y_label_formatter(&tick).draw().map_err(|e| e.to_string())?;
         chart.draw_series(panel.points.iter().zip(&colours).map(|(&(x, y), c)| Circle::new((x, y), px(2.5), c.filled()))).map_err(|e| e.to_string())?;
-        // Large graphs: thin edges and no vertex dots, so the coloured points stay visible.
+        // Large graphs: thin edges and no vertex dots, so the coloured points stay visible;
+        // centres without edges (principal points, e.g. SCMS) are the whole output: always drawn.
         let large = vertices.len() > 300;
         let edge_style = if panel.centres.is_empty() || large { BLACK.mix(0.7).stroke_width(px(1.0)) } else { BLACK.stroke_width(px(2.0)) };
         chart.draw_series(panel.edges.iter().map(|&(i, j)| PathElement::new(vec![vertices[i], vertices[j]], edge_style))).map_err(|e| e.to_string())?;
-        if !large {
-            chart.draw_series(panel.centres.iter().map(|&c| Circle::new(c, px(3.0), BLACK.filled()))).map_err(|e| e.to_string())?;
+        if !large || panel.edges.is_empty() {
+            let radius = if large { 2.0 } else { 3.0 };
+            chart.draw_series(panel.centres.iter().map(|&c| Circle::new(c, px(radius), BLACK.filled()))).map_err(|e| e.to_string())?;
         }
     }
     root.present().map_err(|e| e.to_string())

@@ -2,6 +2,7 @@
 //! (entries below a threshold dropped) or dense when most entries survive.
 
 use super::*;
+use structdr_numerics::neighbours::kdtree::{sq_dist_in_order, KdTree};
 
 /// Row-stochastic soft assignments, CSR or dense.
 #[derive(Debug, Clone)]
@@ -12,14 +13,38 @@ pub(super) enum Assign {
 
 pub(super) const ROW_BLOCK: usize = 256;
 
+/// Smallest K for which the soft assignment searches centres with a k-d tree.
+pub(super) const KD_MIN_CENTRES: usize = 2048;
+/// Largest latent dimension for the k-d tree (its pruning weakens as d grows).
+pub(super) const KD_MAX_DIM: usize = 8;
+
+/// Whether [`Assign::compute`] (and the tree step) use a k-d tree: K >= [`KD_MIN_CENTRES`] and
+/// d <= [`KD_MAX_DIM`]. The answer never changes a result, only the cost (O(N K d) against about
+/// O(N (log K + entries per row) d)).
+pub(super) fn use_kd_tree(k: usize, dim: usize) -> bool {
+    k >= KD_MIN_CENTRES && dim <= KD_MAX_DIM && dim > 0
+}
+
 impl Assign {
     /// Eq. (32) with the row minimum subtracted; entries with `exp(-t) < threshold` dropped.
+    ///
+    /// Every kept entry satisfies `d_ik <= m_i + sigma t_max` (`m_i = min_l d_il`,
+    /// `t_max = -ln threshold`, or 746 when nothing is dropped, where `exp(-t)` underflows), so
+    /// with many centres in a few dimensions ([`use_kd_tree`]) each row looks only at the centres
+    /// a [`KdTree`] returns within that radius (slightly enlarged) and applies the same test to
+    /// them, in ascending centre order: the result equals the full scan's bit for bit.
     pub(super) fn compute(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, threshold: f64) -> Assign {
+        Assign::compute_with(z, c, sigma, threshold, use_kd_tree(c.nrows(), c.ncols()))
+    }
+
+    /// [`Assign::compute`] with the k-d tree search on or off.
+    pub(super) fn compute_with(z: ArrayView2<f64>, c: ArrayView2<f64>, sigma: f64, threshold: f64, kd_search: bool) -> Assign {
         let (n, k) = (z.nrows(), c.nrows());
         let t_max = if threshold > 0.0 { -threshold.ln() } else { 746.0 };
         let dim = z.ncols();
         let (zb, cb) = (z.as_standard_layout(), c.as_standard_layout());
         let (zs, cs) = (zb.as_slice().expect("standard"), cb.as_slice().expect("standard"));
+        let kd = (kd_search && k > 0).then(|| KdTree::new(c));
         let nblocks = n.div_ceil(ROW_BLOCK);
         let blocks: Vec<(Vec<usize>, Vec<u32>, Vec<f64>)> = (0..nblocks)
             .into_par_iter()
@@ -28,22 +53,36 @@ impl Assign {
                 let mut counts = Vec::with_capacity(hi - lo);
                 let mut idx = Vec::new();
                 let mut val = Vec::new();
-                let mut d = vec![0.0; k];
+                let mut d = Vec::with_capacity(k);
+                let mut cand: Vec<u32> = Vec::new();
                 for i in lo..hi {
                     let zi = &zs[i * dim..(i + 1) * dim];
-                    let mut dmin = f64::INFINITY;
-                    for (dk, ck) in d.iter_mut().zip(cs.chunks_exact(dim)) {
-                        *dk = zi.iter().zip(ck).map(|(a, b)| (a - b) * (a - b)).sum();
-                        dmin = dmin.min(*dk);
-                    }
+                    let centre = |kk: usize| &cs[kk * dim..(kk + 1) * dim];
+                    cand.clear();
+                    d.clear();
+                    let dmin = match &kd {
+                        Some(tree) => {
+                            let (_, dmin) = tree.nearest(zi).expect("K >= 1");
+                            let r2 = (dmin + sigma * t_max) * (1.0 + 1e-9);
+                            tree.within(zi, r2, &mut cand);
+                            cand.sort_unstable();
+                            d.extend(cand.iter().map(|&kk| sq_dist_in_order(zi, centre(kk as usize))));
+                            dmin
+                        }
+                        None => {
+                            cand.extend(0..k as u32);
+                            d.extend((0..k).map(|kk| sq_dist_in_order(zi, centre(kk))));
+                            d.iter().fold(f64::INFINITY, |m, &v| m.min(v))
+                        }
+                    };
                     let start = val.len();
                     let mut sum = 0.0;
-                    for (kk, &dk) in d.iter().enumerate() {
+                    for (&kk, &dk) in cand.iter().zip(&d) {
                         let t = (dk - dmin) / sigma;
                         if t <= t_max {
                             let e = (-t).exp();
                             if e > 0.0 {
-                                idx.push(kk as u32);
+                                idx.push(kk);
                                 val.push(e);
                                 sum += e;
                             }

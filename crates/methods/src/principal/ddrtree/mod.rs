@@ -14,7 +14,8 @@
 //!
 //! Alternating minimisation (Alg. 2), each block solved exactly so `f` never increases:
 //! 1. `S` = minimum spanning tree of the complete graph on the centres with weights
-//!    `||c_k - c_l||^2` (eq. 28; Prim, [`structdr_numerics::graphs::mst_sq_euclidean`], O(K^2 d)).
+//!    `||c_k - c_l||^2` (eq. 28; Prim, [`structdr_numerics::graphs::mst_sq_euclidean`], O(K^2 d);
+//!    Borůvka on a k-d tree for many centres in a few dimensions, see [`spanning_tree`]).
 //! 2. `r_ik = exp(-||z_i - c_k||^2 / sigma) / sum_l exp(-||z_i - c_l||^2 / sigma)` (eq. 32, Lemma 1),
 //!    computed with the row minimum subtracted (log-sum-exp stable).
 //! 3. Prop. 5 (eq. 33), with `L` the tree Laplacian, `Gamma = diag(1^T R)`, `A = (lambda/gamma) L + Gamma`:
@@ -23,12 +24,17 @@
 //!    `W` = top-d eigenvectors of `Y^T Q Y = (Y^T Y + B^T M^-1 B) / (1+gamma)` with `B = R^T Y`,
 //!    `Z = Q Y W = (Y W + R M^-1 (B W)) / (1 + gamma)`, `C = A^-1 R^T Z`.
 //!
-//! Cost per iteration: O(N K d) for the assignments, O(nnz(R) (D + d) + K^2 D + K^3/3) for the
-//! Woodbury form (one dense Cholesky of `M`; `R^T R` from the sparse `R` when that is cheaper
-//! than a GEMM), O(N D d) for `Y W`, and O(D^3) (D <= [`DENSE_EIGEN_MAX_D`]) or a warm-started
-//! matrix-free subspace iteration on `V -> Y^T (Y V) + B^T M^-1 (B V)` (larger D) for `W`.
-//! `Y^T Y` is formed once. `A` is a tree plus a diagonal, so `A^-1` is applied by leaf-to-root
-//! elimination in O(K d) (no fill-in). No N x N matrix is ever formed; with K = N, `M` is N x N.
+//! Cost per iteration: the assignments O(N K d), or with many centres in a few dimensions a k-d
+//! tree search, O(N (log K + nnz per row) d), bit for bit the same `R`; the tree O(K^2 d) (Prim),
+//! or Borůvka on a k-d tree ([`spanning_tree`]); the Woodbury form O(nnz(R) (D + d) + K^2 D +
+//! K^3/3) with a dense Cholesky of `M`, or, when `R` is sparse and K >= [`SPARSE_MIN_K`], `M`
+//! assembled sparsely (O(sum_i nnz(r_i)^2)) and factored by the supernodal sparse Cholesky when
+//! that is cheaper (`mfactor.rs`: pattern = tree edges + centre pairs that share a sample;
+//! memory O(nnz(L)) instead of `8 K^2` bytes); O(N D d) for `Y W`, and O(D^3)
+//! (D <= [`DENSE_EIGEN_MAX_D`]) or a warm-started matrix-free subspace iteration on
+//! `V -> Y^T (Y V) + B^T M^-1 (B V)` (larger D) for `W`. `Y^T Y` is formed once. `A` is a tree
+//! plus a diagonal, so `A^-1` is applied by leaf-to-root elimination in O(K d) (no fill-in). No
+//! N x N matrix is ever formed, and with K = N on the sparse path no K x K one either.
 //!
 //! Soft assignments below `r_threshold` (relative to the row's largest, i.e. `exp(-(d_ik -
 //! min_l d_il)/sigma) < r_threshold`) are dropped and the row renormalised, so `R` is stored sparse
@@ -60,15 +66,18 @@ use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
-use structdr_linalg::{canonicalize_signs, eigh, eigh_top, SpdFactor};
+use structdr_linalg::{canonicalize_signs, eigh, eigh_top};
 use structdr_numerics::graphs::RootedTree;
 
 mod assign;
 mod eigen;
+mod mfactor;
 
-use assign::{sq, Assign, ROW_BLOCK};
+use assign::{sq, use_kd_tree, Assign, ROW_BLOCK};
 use eigen::top_eigvecs_dense;
 pub use eigen::top_eigvecs_subspace;
+use mfactor::{MAssembly, MInfo, SparsePattern};
+pub use mfactor::{MSolver, DENSE_FLOP_RATIO, SPARSE_MIN_K};
 
 /// Largest D for which `Y^T Q Y` is formed (D x D) and diagonalised by LAPACK; above it the
 /// top-d eigenvectors come from a matrix-free subspace iteration (with [`EigenSolver::Auto`]).
@@ -168,6 +177,8 @@ declare_params! {
         pub keep_r: bool = fixed(false),
         /// Eigen solver for `W`.
         pub eigen_solver: EigenSolver = fixed(EigenSolver::Auto),
+        /// How `M` of Prop. 5 is factored (dense or sparse Cholesky; by cost with `Auto`).
+        pub m_solver: MSolver = fixed(MSolver::Auto),
     }
 }
 
@@ -406,11 +417,13 @@ impl DdrTree {
         let mut history = Vec::new();
         let mut stop_history = Vec::new();
         let mut converged = false;
+        let mut m_stats = MStats::default();
+        let mut pattern = None;
         let mut iterations = 0;
         let mut last_tree: Vec<(usize, usize, f64)> = Vec::new();
         let mut max_density = 0.0f64;
         for iter in 0..self.max_iter {
-            let tree = structdr_numerics::graphs::mst_sq_euclidean(st.c.view());
+            let tree = spanning_tree(st.c.view());
             let assign = Assign::compute(st.z.view(), st.c.view(), self.sigma, self.r_threshold);
             max_density = max_density.max(assign.nnz() as f64 / (n as f64 * k as f64));
             if rmode {
@@ -424,10 +437,10 @@ impl DdrTree {
                     converged = true;
                     break;
                 }
-                self.update(y.view(), yty.as_ref(), &mut st, &tree, &assign, lambda)?;
+                m_stats.add(self.update(y.view(), yty.as_ref(), &mut st, &tree, &assign, lambda, &mut pattern)?);
                 iterations += 1;
             } else {
-                self.update(y.view(), yty.as_ref(), &mut st, &tree, &assign, lambda)?;
+                m_stats.add(self.update(y.view(), yty.as_ref(), &mut st, &tree, &assign, lambda, &mut pattern)?);
                 iterations += 1;
                 let f = self.objective(y.view(), &st, &tree, &assign, lambda);
                 history.push(f);
@@ -440,11 +453,15 @@ impl DdrTree {
         }
         if !rmode {
             stop_history = history.clone();
-            last_tree = structdr_numerics::graphs::mst_sq_euclidean(st.c.view());
+            last_tree = spanning_tree(st.c.view());
         }
         let assign = Assign::compute(st.z.view(), st.c.view(), self.sigma, self.r_threshold);
         let final_objective = self.objective(y.view(), &st, &last_tree, &assign, lambda);
         notes.push(format!("largest density of R over the iterations: {max_density:.3e} (drop threshold {:e})", self.r_threshold));
+        notes.push(m_stats.note(k));
+        if use_kd_tree(k, d) {
+            notes.push(format!("K = {k} centres in d = {d}: soft assignments from a k-d tree, tree step = Euclidean MST by Boruvka (ties by (weight, i, j))"));
+        }
         let mut tree: Vec<(usize, usize, f64)> = last_tree.iter().map(|&(u, v, w2)| (u.min(v), u.max(v), w2.sqrt())).collect();
         tree.sort_by_key(|a| (a.0, a.1));
         let labels = assign.labels();
@@ -453,40 +470,29 @@ impl DdrTree {
     }
 
     /// One exact (W, Z, C) update given the tree and the assignments (Prop. 5).
-    fn update(&self, y: ArrayView2<f64>, yty: Option<&Array2<f64>>, st: &mut State, tree: &[(usize, usize, f64)], assign: &Assign, lambda: f64) -> Result<()> {
+    fn update(
+        &self,
+        y: ArrayView2<f64>,
+        yty: Option<&Array2<f64>>,
+        st: &mut State,
+        tree: &[(usize, usize, f64)],
+        assign: &Assign,
+        lambda: f64,
+        pattern: &mut Option<SparsePattern>,
+    ) -> Result<MInfo> {
         let k = assign.k();
         let g = self.gamma;
         let wl = lambda / g;
         let s = (1.0 + g) / g;
         let gam = assign.col_sums();
         let rooted = RootedTree::new(k, tree);
-        // M = s (wl L + Gamma) - R^T R
-        let mut m = Array2::<f64>::zeros((k, k));
-        assign.sub_rtr(&mut m);
-        for kk in 0..k {
-            m[[kk, kk]] += s * (wl * rooted.deg[kk] as f64 + gam[kk]);
-        }
-        for &(u, v, _) in tree {
-            m[[u, v]] -= s * wl;
-            m[[v, u]] -= s * wl;
-        }
-        if lambda == 0.0 {
-            for kk in 0..k {
-                if gam[kk] == 0.0 {
-                    // column k of R is zero: M's row/column k does not reach Q
-                    m.row_mut(kk).fill(0.0);
-                    m.column_mut(kk).fill(0.0);
-                    m[[kk, kk]] = 1.0;
-                }
-            }
-        }
-        let fac = SpdFactor::new(m, "DDRTree M").map_err(numerical(METHOD))?;
+        // M = s (wl L + Gamma) - R^T R, dense or sparse by cost (mfactor.rs)
+        let (m, info) = MAssembly::new(assign, tree, &rooted.deg, &gam, s, wl, self.m_solver, pattern).map_err(numerical(METHOD))?;
+        let fac = m.factor(pattern).map_err(numerical(METHOD))?;
         let b = assign.rt_mul(y); // K x D
         let w = match yty {
             Some(yty) => {
-                let mut xt = b.t().as_standard_layout().to_owned(); // D x K
-                fac.solve_t(&mut xt); // (M^-1 B)^T
-                let mut gm = xt.dot(&b); // B^T M^-1 B
+                let mut gm = fac.quad(b.view()); // B^T M^-1 B
                 gm += yty;
                 let gt = gm.t().to_owned();
                 gm = (&gm + &gt) * (0.5 / (1.0 + g));
@@ -508,7 +514,7 @@ impl DdrTree {
         let rhs = assign.rt_mul(z.view());
         let c = rooted.solve(wl, &gam, rhs, st.c.view());
         *st = State { w, z, c };
-        Ok(())
+        Ok(info)
     }
 
     /// The paper's objective (31) at the given state.
@@ -594,7 +600,7 @@ impl DdrTree {
         };
         let w0 = top_eigvecs_dense(yty.view(), self.dim)?;
         let mut st = State { w: w0, z: Array2::zeros((y.nrows(), self.dim)), c: c_prev.to_owned() };
-        self.update(y, if dense { Some(&yty) } else { None }, &mut st, tree, &Assign::Dense(r.to_owned()), lambda)?;
+        self.update(y, if dense { Some(&yty) } else { None }, &mut st, tree, &Assign::Dense(r.to_owned()), lambda, &mut None)?;
         Ok((st.w, st.z, st.c))
     }
 }
@@ -605,6 +611,46 @@ fn rel_change(prev: f64, cur: f64) -> f64 {
         diff
     } else {
         diff / prev.abs()
+    }
+}
+
+/// The tree step (eq. 28): the minimum spanning tree of the centres under squared distances.
+/// Prim ([`structdr_numerics::graphs::mst_sq_euclidean`], O(K^2 d)) unless the centres are many
+/// and low-dimensional ([`use_kd_tree`]), where Borůvka on a k-d tree gives the same tree when
+/// the distances are distinct ([`structdr_numerics::graphs::emst_sq_euclidean`]; with ties a
+/// tree of the same weight, ties broken by `(weight, i, j)`).
+fn spanning_tree(c: ArrayView2<f64>) -> Vec<(usize, usize, f64)> {
+    if use_kd_tree(c.nrows(), c.ncols()) {
+        structdr_numerics::graphs::emst_sq_euclidean(c)
+    } else {
+        structdr_numerics::graphs::mst_sq_euclidean(c)
+    }
+}
+
+/// Counts of the factorisations of M over a fit.
+#[derive(Debug, Default)]
+struct MStats {
+    sparse: usize,
+    dense: usize,
+    max_nnz_m: usize,
+    max_nnz_l: usize,
+}
+
+impl MStats {
+    fn add(&mut self, info: MInfo) {
+        if info.sparse {
+            self.sparse += 1;
+            self.max_nnz_l = self.max_nnz_l.max(info.nnz_l);
+        } else {
+            self.dense += 1;
+        }
+        self.max_nnz_m = self.max_nnz_m.max(info.nnz_m);
+    }
+    fn note(&self, k: usize) -> String {
+        format!(
+            "M (K x K, K = {k}) factored by sparse Cholesky in {} and densely in {} update(s); largest off-diagonal pattern {} pairs, largest nnz(L) {}",
+            self.sparse, self.dense, self.max_nnz_m, self.max_nnz_l
+        )
     }
 }
 
@@ -669,7 +715,7 @@ pub(crate) fn info_drtree() -> MethodInfo {
         name: "drtree",
         summary: "DRTree: DDRTree (Alg. 2) with K = N centres starting at the latent points: min ||Y - Z W^T||^2 + lambda sum_tree ||c_k - c_l||^2 + gamma [sum r_ik ||z_i - c_k||^2 + sigma sum r_ik log r_ik], tree = MST of the centres.",
         reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.2-4.3, eq. 29-33, Alg. 2; R package DDRTree 0.1.5",
-        version: 1,
+        version: 2,
         output: OutputKind::PrincipalGraph,
         needs_labels: false,
         accepts_init: true,
@@ -685,7 +731,7 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
         name: "ddrtree",
         summary: "DDRTree (Alg. 2, eq. 31) with K < N centres: reversed graph embedding on a tree of k-means-initialised centres, soft assignments, closed-form W, Z, C (Prop. 5).",
         reference: "Wang et al., Probabilistic dimensionality reduction via structure learning, §4.3, eq. 31-33, Alg. 2; R package DDRTree 0.1.5 (Monocle 2)",
-        version: 1,
+        version: 2,
         output: OutputKind::PrincipalGraph,
         needs_labels: false,
         accepts_init: true,
@@ -697,56 +743,4 @@ pub(crate) fn info_ddrtree() -> MethodInfo {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn monocle_rule_values() {
-        assert_eq!(monocle_ncenter(8000), 132);
-        assert_eq!(monocle_ncenter(100), 100);
-        assert_eq!(monocle_ncenter(1000), 120);
-    }
-
-    #[test]
-    fn r_seq_rows_matches_r() {
-        // R: floor(seq(1, 10, length.out = 4)) = 1 4 7 10
-        assert_eq!(r_seq_rows(10, 4), vec![0, 3, 6, 9]);
-        // seq(1, 7, length.out = 3) = 1 4 7 ; seq(1, 8, length.out = 3) = 1 4.5 8 -> 1 4 8
-        assert_eq!(r_seq_rows(8, 3), vec![0, 3, 7]);
-    }
-
-    #[test]
-    fn spd_factor_solves() {
-        let m = ndarray::array![[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]];
-        let b = ndarray::array![[1.0, 0.0], [2.0, 1.0], [3.0, -1.0]];
-        let f = SpdFactor::new(m.clone(), "M").unwrap();
-        let x = f.solve(b.view());
-        let res = m.dot(&x) - b;
-        assert!(res.iter().all(|v| v.abs() < 1e-13));
-    }
-
-    #[test]
-    fn subspace_matches_dense() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let a = Array2::from_shape_fn((60, 12), |(_, j)| rng.gen_range(-1.0..1.0) * (12 - j) as f64);
-        let g = a.t().dot(&a);
-        let dense = top_eigvecs_dense(g.view(), 3).unwrap();
-        let sub = top_eigvecs_subspace(12, 3, |v| g.dot(&v), None);
-        assert!((&dense - &sub).iter().all(|v| v.abs() < 1e-7), "{dense}\n{sub}");
-    }
-
-    #[test]
-    fn assignments_are_softmax_rows() {
-        let z = ndarray::array![[0.0, 0.0], [1.0, 0.0], [0.5, 0.1]];
-        let c = ndarray::array![[0.0, 0.0], [1.0, 0.0]];
-        let a = Assign::compute(z.view(), c.view(), 0.5, 0.0).to_dense();
-        for i in 0..3 {
-            let d: Vec<f64> = (0..2).map(|k| sq(z.row(i), c.row(k))).collect();
-            let e: Vec<f64> = d.iter().map(|v| (-v / 0.5).exp()).collect();
-            let s: f64 = e.iter().sum();
-            for k in 0..2 {
-                assert!((a[[i, k]] - e[k] / s).abs() < 1e-15);
-            }
-        }
-    }
-}
+mod tests;
