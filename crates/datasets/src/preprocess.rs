@@ -450,16 +450,21 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
 mod select_tests {
     use super::*;
 
-    #[test]
-    fn first_rows_keeps_the_leading_samples() {
-        let ds = Dataset {
+    /// Four one-feature samples with labels 1, 2, 1, 3 and t = 0.1 .. 0.4.
+    fn four_samples() -> Dataset {
+        Dataset {
             name: "t".into(),
             x: ndarray::array![[0.0], [1.0], [2.0], [3.0]],
             labels: Some(vec![1, 2, 1, 3]),
             t: Some(vec![0.1, 0.2, 0.3, 0.4]),
             checksum: "c".into(),
             note: None,
-        };
+        }
+    }
+
+    #[test]
+    fn first_rows_keeps_the_leading_samples() {
+        let ds = four_samples();
         let (out, rec) = apply(&[Step::FirstRows { n: 3 }], ds.clone()).unwrap();
         assert_eq!(out.x, ndarray::array![[0.0], [1.0], [2.0]]);
         assert_eq!(out.labels, Some(vec![1, 2, 1]));
@@ -471,14 +476,7 @@ mod select_tests {
 
     #[test]
     fn select_labels_keeps_order_and_labels() {
-        let ds = Dataset {
-            name: "t".into(),
-            x: ndarray::array![[0.0], [1.0], [2.0], [3.0]],
-            labels: Some(vec![1, 2, 1, 3]),
-            t: Some(vec![0.1, 0.2, 0.3, 0.4]),
-            checksum: "c".into(),
-            note: None,
-        };
+        let ds = four_samples();
         let (out, _) = apply(&[Step::SelectLabels { labels: vec![1, 3] }], ds.clone()).unwrap();
         assert_eq!(out.x.column(0).to_vec(), vec![0.0, 2.0, 3.0]);
         assert_eq!(out.labels, Some(vec![1, 1, 3]));
