@@ -37,6 +37,7 @@ use crate::api::params::{closed, open};
 use crate::api::{check_input, Embedder, FitInput, Fitted, MethodError, Output, OutputKind, ParamMap, PrincipalGraph, Result, StopReason, Trace};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use structdr_linalg::eigh_top;
+use structdr_numerics::dist::exact_sq_dist as sq;
 
 const METHOD: &str = "polyline";
 
@@ -64,10 +65,6 @@ pub enum Region {
     Vertex(usize),
     /// The inside of the segment `[v_j, v_{j+1}]`.
     Segment(usize),
-}
-
-fn sq(a: ArrayView1<f64>, b: ArrayView1<f64>) -> f64 {
-    a.iter().zip(b.iter()).map(|(x, y)| (x - y) * (x - y)).sum()
 }
 
 /// Squared distance from `x` to the line through `p` and `q`, and its gradients with respect to
@@ -274,6 +271,11 @@ pub fn sweep(x: ArrayView2<f64>, verts: &mut Array2<f64>, regions: &[Region], la
     }
 }
 
+/// `Delta_n`: the mean squared distance of the samples to their projections.
+fn mean_sq_dist(x: ArrayView2<f64>, points: &Array2<f64>) -> f64 {
+    points.rows().into_iter().zip(x.rows()).map(|(p, xi)| sq(p, xi)).sum::<f64>() / x.nrows() as f64
+}
+
 /// Everything a polygonal-line fit produces.
 #[derive(Debug, Clone)]
 pub struct PolylineFit {
@@ -316,15 +318,15 @@ impl PolygonalLine {
         let mut rule_met = false;
         loop {
             let k = verts.nrows() - 1;
-            let (regions, points) = project(x, verts.view());
-            let delta = points.rows().into_iter().zip(x.rows()).map(|(p, xi)| sq(p, xi)).sum::<f64>() / nf;
+            let (mut regions, points) = project(x, verts.view());
+            let delta = mean_sq_dist(x, &points);
             let lambda_p = self.penalty * k as f64 * nf.powf(-1.0 / 3.0) * delta.sqrt() / r;
-            let mut regions = regions;
             let mut g_prev = objective(x, verts.view(), &regions, lambda_p, r);
             let mut rounds = 0;
+            let mut points;
             loop {
                 sweep(x, &mut verts, &regions, lambda_p, r);
-                regions = project(x, verts.view()).0;
+                (regions, points) = project(x, verts.view());
                 let g = objective(x, verts.view(), &regions, lambda_p, r);
                 history.push(g);
                 rounds += 1;
@@ -336,8 +338,8 @@ impl PolygonalLine {
                     break;
                 }
             }
-            let (regions, points) = project(x, verts.view());
-            let delta = points.rows().into_iter().zip(x.rows()).map(|(p, xi)| sq(p, xi)).sum::<f64>() / nf;
+            // the last round's projection is the current curve's
+            let delta = mean_sq_dist(x, &points);
             if delta == 0.0 || k as f64 >= self.beta * nf.powf(1.0 / 3.0) * delta.powf(-0.5) * r {
                 rule_met = true;
                 break;

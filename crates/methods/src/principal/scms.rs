@@ -37,6 +37,7 @@ use crate::api::{check_input, Embedder, FitInput, Fitted, MethodError, Output, O
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::eigh;
+use structdr_numerics::dist::exact_sq_dist;
 
 const METHOD: &str = "scms";
 
@@ -60,7 +61,7 @@ declare_params! {
 pub fn scms_step(data: ArrayView2<f64>, x: ArrayView1<f64>, sigma: f64, ridge_dim: usize) -> Result<(Array1<f64>, Array2<f64>)> {
     let dd = data.ncols();
     // weights with the smallest squared distance subtracted (no underflow of every weight)
-    let d2: Vec<f64> = data.rows().into_iter().map(|r| r.iter().zip(x.iter()).map(|(a, b)| (a - b) * (a - b)).sum()).collect();
+    let d2: Vec<f64> = data.rows().into_iter().map(|r| exact_sq_dist(r, x)).collect();
     let dmin = d2.iter().fold(f64::INFINITY, |m, &v| m.min(v));
     let w: Vec<f64> = d2.iter().map(|&v| (-(v - dmin) / (2.0 * sigma * sigma)).exp()).collect();
     let total: f64 = w.iter().sum();
