@@ -33,7 +33,7 @@ fn main() {
     let f = m.fit_full(x.view(), 0).unwrap();
     let s = t.elapsed().as_secs_f64();
     println!(
-        "N = {n}, K = {}, D = {dd}, sigma = {sigma:e}, iterations = {}: {s:.3} s; final objective {:.6e}",
+        "N = {n}, K = {}, D = {dd}, sigma = {sigma:e}, iterations = {}: {s:.3} s; final objective {:e}",
         f.centres.nrows(),
         f.iterations,
         f.final_objective

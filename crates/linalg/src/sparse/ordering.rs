@@ -3,17 +3,81 @@
 
 use std::collections::VecDeque;
 
-pub(super) fn adjacency(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<usize>> {
-    let mut adj = vec![Vec::new(); n];
-    for &(i, j) in edges {
-        adj[i].push(j);
-        adj[j].push(i);
+/// Adjacency lists of the undirected graph of `edges` in compressed form: the neighbours of `v`
+/// are `adj[v]`, sorted and duplicate-free (a self-loop `(i, i)` lists `i` once).
+///
+/// Built by two counting passes (bucket by one end, then transpose: sources in increasing order
+/// give sorted lists) in O(n + |edges|) without a per-vertex allocation or sort.
+pub(super) struct Adjacency {
+    ptr: Vec<usize>,
+    idx: Vec<usize>,
+}
+
+impl Adjacency {
+    pub(super) fn new(n: usize, edges: &[(usize, usize)]) -> Adjacency {
+        assert!(n < u32::MAX as usize, "Adjacency: too many vertices");
+        let mut start = vec![0usize; n + 1];
+        for &(i, j) in edges {
+            start[i + 1] += 1;
+            start[j + 1] += 1;
+        }
+        for v in 0..n {
+            start[v + 1] += start[v];
+        }
+        // both directions of every edge, bucketed by source, in edge order
+        let mut fill = start[..n].to_vec();
+        let mut by_source = vec![0u32; start[n]];
+        for &(i, j) in edges {
+            by_source[fill[i]] = j as u32;
+            fill[i] += 1;
+            by_source[fill[j]] = i as u32;
+            fill[j] += 1;
+        }
+        // the transpose of a symmetric multigraph has the same lists; sources in increasing
+        // order make every list sorted
+        fill.copy_from_slice(&start[..n]);
+        let mut idx = vec![0usize; start[n]];
+        for u in 0..n {
+            for &v in &by_source[start[u]..start[u + 1]] {
+                idx[fill[v as usize]] = u;
+                fill[v as usize] += 1;
+            }
+        }
+        drop(by_source);
+        // drop repeats in place (the write position never passes the read position)
+        let mut ptr = vec![0usize; n + 1];
+        let mut w = 0;
+        for v in 0..n {
+            let first = w;
+            for r in start[v]..start[v + 1] {
+                let u = idx[r];
+                if w == first || idx[w - 1] != u {
+                    idx[w] = u;
+                    w += 1;
+                }
+            }
+            ptr[v + 1] = w;
+        }
+        idx.truncate(w);
+        Adjacency { ptr, idx }
     }
-    for a in &mut adj {
-        a.sort_unstable();
-        a.dedup();
+
+    /// Number of vertices.
+    pub(super) fn n(&self) -> usize {
+        self.ptr.len() - 1
     }
-    adj
+
+    /// Total length of the lists (twice the distinct edges, plus one per self-loop).
+    pub(super) fn nnz(&self) -> usize {
+        self.idx.len()
+    }
+}
+
+impl std::ops::Index<usize> for Adjacency {
+    type Output = [usize];
+    fn index(&self, v: usize) -> &[usize] {
+        &self.idx[self.ptr[v]..self.ptr[v + 1]]
+    }
 }
 
 /// Vertex marks that are all cleared in O(1) ([`Marks::clear`]): `mark[v] == epoch` means marked
@@ -48,7 +112,7 @@ impl Marks {
 
 /// BFS from `root` over the vertices with `mask[v] == tag`; returns the vertices in BFS order and
 /// the level of each (levels stored in `level`). `seen` is scratch (cleared here).
-pub(super) fn bfs(adj: &[Vec<usize>], root: usize, mask: &[u32], tag: u32, level: &mut [usize], seen: &mut Marks) -> Vec<usize> {
+pub(super) fn bfs(adj: &Adjacency, root: usize, mask: &[u32], tag: u32, level: &mut [usize], seen: &mut Marks) -> Vec<usize> {
     let mut order = vec![root];
     level[root] = 0;
     seen.clear();
@@ -69,7 +133,7 @@ pub(super) fn bfs(adj: &[Vec<usize>], root: usize, mask: &[u32], tag: u32, level
 
 /// A pseudo-peripheral vertex of the component of `start` (George & Liu: repeat BFS from a vertex
 /// of the last level with the smallest degree while the eccentricity grows).
-pub(super) fn pseudo_peripheral(adj: &[Vec<usize>], start: usize, mask: &[u32], tag: u32, level: &mut [usize], seen: &mut Marks) -> (usize, Vec<usize>) {
+pub(super) fn pseudo_peripheral(adj: &Adjacency, start: usize, mask: &[u32], tag: u32, level: &mut [usize], seen: &mut Marks) -> (usize, Vec<usize>) {
     let mut root = start;
     let mut order = bfs(adj, root, mask, tag, level, seen);
     let mut ecc = level[*order.last().expect("non-empty")];
@@ -98,7 +162,7 @@ pub(super) fn pseudo_peripheral(adj: &[Vec<usize>], start: usize, mask: &[u32], 
 /// Reverse Cuthill-McKee order of the vertices `verts` (all carrying `mask == tag`).
 /// `seen` and `placed` are scratch (`placed` is cleared here).
 pub(super) fn rcm_subset(
-    adj: &[Vec<usize>],
+    adj: &Adjacency,
     verts: &[usize],
     mask: &[u32],
     tag: u32,
@@ -137,19 +201,27 @@ pub(super) fn rcm_subset(
 
 /// Reverse Cuthill-McKee permutation of the graph.
 pub fn rcm_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
-    let adj = adjacency(n, edges);
+    rcm_with(&Adjacency::new(n, edges))
+}
+
+pub(super) fn rcm_with(adj: &Adjacency) -> Vec<usize> {
+    let n = adj.n();
     let mask = vec![0u32; n];
     let mut level = vec![0usize; n];
     let verts: Vec<usize> = (0..n).collect();
     let mut out = Vec::with_capacity(n);
-    rcm_subset(&adj, &verts, &mask, 0, &mut level, &mut out, &mut Marks::new(n), &mut Marks::new(n));
+    rcm_subset(adj, &verts, &mask, 0, &mut level, &mut out, &mut Marks::new(n), &mut Marks::new(n));
     out
 }
 
 /// Nested dissection by BFS level structures (see the module doc).
 pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    nested_dissection_with(&Adjacency::new(n, edges))
+}
+
+pub(super) fn nested_dissection_with(adj: &Adjacency) -> Vec<usize> {
     const LEAF: usize = 64;
-    let adj = adjacency(n, edges);
+    let n = adj.n();
     let mut mask = vec![0u32; n];
     let mut level = vec![0usize; n];
     let (mut seen, mut placed) = (Marks::new(n), Marks::new(n));
@@ -174,11 +246,11 @@ pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize>
                     mask[v] = tag;
                 }
                 if verts.len() <= LEAF {
-                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out, &mut seen, &mut placed);
+                    rcm_subset(adj, &verts, &mask, tag, &mut level, &mut out, &mut seen, &mut placed);
                     continue;
                 }
                 let start = *verts.iter().min().expect("non-empty");
-                let (_, order) = pseudo_peripheral(&adj, start, &mask, tag, &mut level, &mut seen);
+                let (_, order) = pseudo_peripheral(adj, start, &mask, tag, &mut level, &mut seen);
                 if order.len() < verts.len() {
                     // disconnected: the component of `start` and the rest are independent
                     placed.clear();
@@ -193,7 +265,7 @@ pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize>
                 let nlev = level[*order.last().expect("non-empty")] + 1;
                 if nlev < 3 {
                     // no useful separator (a near-clique): order it by RCM
-                    rcm_subset(&adj, &verts, &mask, tag, &mut level, &mut out, &mut seen, &mut placed);
+                    rcm_subset(adj, &verts, &mask, tag, &mut level, &mut out, &mut seen, &mut placed);
                     continue;
                 }
                 // the level at which half of the vertices are reached, kept off both ends
@@ -235,17 +307,14 @@ pub fn nested_dissection_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize>
 /// 1996/2004, through the `amd` crate with its default controls: dense rows (degree above
 /// `10 sqrt(n)`) ordered last, aggressive absorption on).
 pub fn amd_order(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    amd_with(&Adjacency::new(n, edges))
+}
+
+pub(super) fn amd_with(adj: &Adjacency) -> Vec<usize> {
+    let n = adj.n();
     if n == 0 {
         return Vec::new();
     }
-    let adj = adjacency(n, edges);
-    let mut ap = Vec::with_capacity(n + 1);
-    let mut ai = Vec::with_capacity(2 * edges.len());
-    ap.push(0usize);
-    for a in &adj {
-        ai.extend_from_slice(a);
-        ap.push(ai.len());
-    }
-    let (p, _, _) = amd::order(n, &ap, &ai, &amd::Control::default()).expect("AMD: the adjacency lists are sorted, duplicate-free and in range");
+    let (p, _, _) = amd::order(n, &adj.ptr, &adj.idx, &amd::Control::default()).expect("AMD: the adjacency lists are sorted, duplicate-free and in range");
     p
 }

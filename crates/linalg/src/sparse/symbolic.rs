@@ -4,6 +4,7 @@
 use super::blas3 as blas;
 use super::ordering::*;
 use super::{Ordering, SparseCholesky, SparseError};
+use rayon::prelude::*;
 
 /// Recycled dense work buffers (fronts, update matrices): taking one of at least `len` entries
 /// avoids a fresh (page-faulting, zeroed) allocation per supernode.
@@ -112,7 +113,7 @@ pub struct SymbolicCholesky {
 }
 
 /// Elimination tree of the matrix permuted by `perm` (Liu's algorithm with path compression).
-pub(super) fn etree(n: usize, adj: &[Vec<usize>], perm: &[usize], iperm: &[usize]) -> Vec<usize> {
+pub(super) fn etree(n: usize, adj: &Adjacency, perm: &[usize], iperm: &[usize]) -> Vec<usize> {
     let mut parent = vec![usize::MAX; n];
     let mut ancestor = vec![usize::MAX; n];
     for k in 0..n {
@@ -163,200 +164,281 @@ pub(super) fn postorder(parent: &[usize]) -> Vec<usize> {
     post
 }
 
+/// The first half of the symbolic analysis for a fixed permutation: elimination tree, the exact
+/// row patterns of `L` and the (relaxed) supernode partition. Its [`Skeleton::flops`] equal
+/// [`SymbolicCholesky::flops`] of the finished analysis, so a permutation can be judged before
+/// the row structures and entry positions are built.
+pub(super) struct Skeleton {
+    perm: Vec<usize>,
+    iperm: Vec<usize>,
+    /// Strictly-lower row pattern of row `k` of `L`: `row_idx[row_ptr[k]..row_ptr[k + 1]]`.
+    row_ptr: Vec<usize>,
+    row_idx: Vec<u32>,
+    /// Strictly-lower entries of every column of `L`.
+    colcount: Vec<usize>,
+    super_ptr: Vec<usize>,
+}
+
+impl Skeleton {
+    pub(super) fn new(n: usize, adj: &Adjacency, perm: Vec<usize>) -> Skeleton {
+        assert!(n < u32::MAX as usize, "SymbolicCholesky: too many columns");
+        let mut iperm = vec![0usize; n];
+        for (k, &i) in perm.iter().enumerate() {
+            iperm[i] = k;
+        }
+        let parent = etree(n, adj, &perm, &iperm);
+        // row patterns of L: reach of row k's entries in the tree, stopping at marked nodes
+        // (Davis §4.2); `colcount[j]` = strictly-lower entries of column j. Rows are visited in
+        // order, so their patterns go into one flat list.
+        let mut mark = vec![usize::MAX; n];
+        let mut colcount = vec![0usize; n];
+        let mut row_ptr = Vec::with_capacity(n + 1);
+        row_ptr.push(0);
+        let mut row_idx: Vec<u32> = Vec::with_capacity(2 * adj.nnz());
+        for k in 0..n {
+            mark[k] = k;
+            for c in adj[perm[k]].iter().map(|&u| iperm[u]).filter(|&c| c < k) {
+                let mut i = c;
+                while mark[i] != k {
+                    mark[i] = k;
+                    row_idx.push(i as u32);
+                    colcount[i] += 1;
+                    i = parent[i];
+                }
+            }
+            row_ptr.push(row_idx.len());
+        }
+        // fundamental supernodes: j and j + 1 together when parent(j) = j + 1 and
+        // struct(j) = {j + 1} u struct(j + 1)
+        let mut fund = vec![0usize];
+        for j in 1..n {
+            if !(parent[j - 1] == j && colcount[j - 1] == colcount[j] + 1) {
+                fund.push(j);
+            }
+        }
+        fund.push(n);
+        // relaxed amalgamation: merge the running chain into the next supernode when that is its
+        // parent (the last column's parent is the next supernode's first column)
+        let mut super_ptr = vec![0usize];
+        let mut cur_start = 0usize;
+        for w in 1..fund.len() - 1 {
+            let (next_start, next_end) = (fund[w], fund[w + 1]);
+            let merge = parent[next_start - 1] == next_start && {
+                let k = next_end - cur_start;
+                let r = colcount[next_end - 1];
+                let stored = k * (k + 1) / 2 + k * r;
+                let exact: usize = (cur_start..next_end).map(|j| colcount[j] + 1).sum();
+                let z = (stored - exact) as f64 / stored as f64;
+                k <= NRELAX[0] || (k <= NRELAX[1] && z < ZRELAX[0]) || (k <= NRELAX[2] && z < ZRELAX[1]) || z < ZRELAX[2]
+            };
+            if !merge {
+                super_ptr.push(next_start);
+                cur_start = next_start;
+            }
+        }
+        if n > 0 {
+            super_ptr.push(n);
+        }
+        Skeleton { perm, iperm, row_ptr, row_idx, colcount, super_ptr }
+    }
+
+    /// [`SymbolicCholesky::flops`]: supernode `s` with `k` columns has `m = k + colcount(last)`
+    /// rows (the structure of its last column lies below it), `sum_{c < k} (m - c - 1)^2`.
+    pub(super) fn flops(&self) -> f64 {
+        self.super_ptr
+            .windows(2)
+            .map(|w| {
+                let k = w[1] - w[0];
+                let m = k + self.colcount[w[1] - 1];
+                (0..k).map(|c| ((m - c - 1) as f64).powi(2)).sum::<f64>()
+            })
+            .sum()
+    }
+
+    /// The second half: row structures of the supernodes, relative indices into the parents and
+    /// the storage positions of the diagonal and of every edge (in parallel: each is a lookup).
+    pub(super) fn finish(self, edges: &[(usize, usize)], name: &'static str) -> SymbolicCholesky {
+        let Skeleton { perm, iperm, row_ptr: lrow_ptr, row_idx, colcount, super_ptr } = self;
+        let n = perm.len();
+        let nnz_exact: usize = colcount.iter().sum();
+        let flops_exact: f64 = colcount.iter().map(|&c| (c as f64) * (c as f64)).sum();
+        drop(colcount);
+        let ns = super_ptr.len() - 1;
+        let mut col_super = vec![0usize; n];
+        for s in 0..ns {
+            for c in &mut col_super[super_ptr[s]..super_ptr[s + 1]] {
+                *c = s;
+            }
+        }
+        // struct(last column of s) = the rows below s (the columns of a supernode form a chain of
+        // the elimination tree, so every column's structure lies in the own columns after it and
+        // the structure of the last column). Collect the column structures of the last columns,
+        // counted first, then filled in increasing row order (ascending lists).
+        let is_last = |c: usize| c + 1 == super_ptr[col_super[c] + 1];
+        let mut last_ptr = vec![0usize; ns + 1];
+        for &c in &row_idx {
+            let c = c as usize;
+            if is_last(c) {
+                last_ptr[col_super[c] + 1] += 1;
+            }
+        }
+        for s in 0..ns {
+            last_ptr[s + 1] += last_ptr[s];
+        }
+        let mut fill = last_ptr[..ns].to_vec();
+        let mut last_rows = vec![0usize; last_ptr[ns]];
+        for k in 0..n {
+            for &c in &row_idx[lrow_ptr[k]..lrow_ptr[k + 1]] {
+                let c = c as usize;
+                if is_last(c) {
+                    let s = col_super[c];
+                    last_rows[fill[s]] = k;
+                    fill[s] += 1;
+                }
+            }
+        }
+        drop((row_idx, lrow_ptr, fill));
+        let mut row_ptr = vec![0usize; ns + 1];
+        let mut rows = Vec::with_capacity(n + last_rows.len());
+        let mut val_ptr = vec![0usize; ns + 1];
+        let mut sparent = vec![usize::MAX; ns];
+        for s in 0..ns {
+            rows.extend(super_ptr[s]..super_ptr[s + 1]);
+            let below = &last_rows[last_ptr[s]..last_ptr[s + 1]];
+            rows.extend_from_slice(below);
+            row_ptr[s + 1] = rows.len();
+            let (k, m) = (super_ptr[s + 1] - super_ptr[s], row_ptr[s + 1] - row_ptr[s]);
+            val_ptr[s + 1] = val_ptr[s] + m * k;
+            if let Some(&r0) = below.first() {
+                sparent[s] = col_super[r0];
+            }
+        }
+        drop((last_rows, last_ptr));
+        // children lists and relative indices into the parent's rows
+        let mut child_ptr = vec![0usize; ns + 1];
+        for &p in &sparent {
+            if p != usize::MAX {
+                child_ptr[p + 1] += 1;
+            }
+        }
+        for s in 0..ns {
+            child_ptr[s + 1] += child_ptr[s];
+        }
+        let mut fill = child_ptr.clone();
+        let mut children = vec![0usize; child_ptr[ns]];
+        for (s, &p) in sparent.iter().enumerate() {
+            if p != usize::MAX {
+                children[fill[p]] = s;
+                fill[p] += 1;
+            }
+        }
+        let mut rel = vec![usize::MAX; rows.len()];
+        let mut local = vec![usize::MAX; n];
+        for p in 0..ns {
+            for (t, &r) in rows[row_ptr[p]..row_ptr[p + 1]].iter().enumerate() {
+                local[r] = t;
+            }
+            for &c in &children[child_ptr[p]..child_ptr[p + 1]] {
+                let k = super_ptr[c + 1] - super_ptr[c];
+                for q in row_ptr[c] + k..row_ptr[c + 1] {
+                    let t = local[rows[q]];
+                    debug_assert!(t != usize::MAX, "the rows below a supernode lie in its parent's rows");
+                    rel[q] = t;
+                }
+            }
+        }
+        let mut sym = SymbolicCholesky {
+            n,
+            perm,
+            iperm,
+            super_ptr,
+            col_super,
+            row_ptr,
+            rows,
+            rel,
+            val_ptr,
+            sparent,
+            child_ptr,
+            children,
+            diag_pos: Vec::new(),
+            edge_pos: Vec::new(),
+            nnz_exact,
+            flops_exact,
+            ordering: name,
+        };
+        sym.diag_pos = (0..n).into_par_iter().map(|j| sym.position(j, j).expect("diagonal")).collect();
+        sym.edge_pos = edges
+            .par_iter()
+            .map(|&(i, j)| {
+                let (a, b) = (sym.iperm[i], sym.iperm[j]);
+                sym.position(a.max(b), a.min(b)).expect("every entry of A lies on the pattern of L")
+            })
+            .collect();
+        sym
+    }
+}
+
 /// Symbolic analysis for a fixed permutation: elimination tree, the exact pattern of `L`,
 /// (relaxed) supernodes, their row structures and the positions of the entries of `A`.
-pub(super) fn symbolic_for(n: usize, adj: &[Vec<usize>], edges: &[(usize, usize)], perm: Vec<usize>, name: &'static str) -> SymbolicCholesky {
+pub(super) fn symbolic_for(adj: &Adjacency, edges: &[(usize, usize)], perm: Vec<usize>, name: &'static str) -> SymbolicCholesky {
+    Skeleton::new(adj.n(), adj, perm).finish(edges, name)
+}
+
+/// Checks the edges of an `n x n` pattern and builds their adjacency (duplicates rejected).
+fn checked_adjacency(n: usize, edges: &[(usize, usize)]) -> Result<Adjacency, SparseError> {
+    for (e, &(i, j)) in edges.iter().enumerate() {
+        if i >= n || j >= n {
+            return Err(SparseError::Pattern(format!("edge {e} = ({i}, {j}) out of range for n = {n}")));
+        }
+        if i == j {
+            return Err(SparseError::Pattern(format!("edge {e} = ({i}, {j}) is a self-loop (the diagonal is implicit)")));
+        }
+    }
+    let adj = Adjacency::new(n, edges);
+    if adj.nnz() != 2 * edges.len() {
+        return Err(SparseError::Pattern("duplicate edges: every unordered pair must appear once".into()));
+    }
+    Ok(adj)
+}
+
+/// A fill-reducing permutation followed by a postorder of its elimination tree (same fill and
+/// flops; contiguous subtrees, larger supernodes), analysed.
+fn postordered(adj: &Adjacency, edges: &[(usize, usize)], perm: Vec<usize>, name: &'static str) -> SymbolicCholesky {
+    let n = adj.n();
     let mut iperm = vec![0usize; n];
     for (k, &i) in perm.iter().enumerate() {
         iperm[i] = k;
     }
-    let parent = etree(n, adj, &perm, &iperm);
-    // row patterns of L: reach of row k's entries in the tree, stopping at marked nodes
-    // (Davis §4.2); `colcount[j]` = strictly-lower entries of column j
-    let mut mark = vec![usize::MAX; n];
-    let mut colcount = vec![0usize; n];
-    let mut row_lists: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for k in 0..n {
-        mark[k] = k;
-        for c in adj[perm[k]].iter().map(|&u| iperm[u]).filter(|&c| c < k) {
-            let mut i = c;
-            while mark[i] != k {
-                mark[i] = k;
-                row_lists[k].push(i);
-                colcount[i] += 1;
-                i = parent[i];
-            }
-        }
-    }
-    let nnz_exact: usize = colcount.iter().sum();
-    let flops_exact: f64 = colcount.iter().map(|&c| (c as f64) * (c as f64)).sum();
-    // fundamental supernodes: j and j + 1 together when parent(j) = j + 1 and
-    // struct(j) = {j + 1} u struct(j + 1)
-    let mut fund = vec![0usize];
-    for j in 1..n {
-        if !(parent[j - 1] == j && colcount[j - 1] == colcount[j] + 1) {
-            fund.push(j);
-        }
-    }
-    fund.push(n);
-    // relaxed amalgamation: merge the running chain into the next supernode when that is its
-    // parent (the last column's parent is the next supernode's first column)
-    let mut super_ptr = vec![0usize];
-    let mut cur_start = 0usize;
-    for w in 1..fund.len() - 1 {
-        let (next_start, next_end) = (fund[w], fund[w + 1]);
-        let merge = parent[next_start - 1] == next_start && {
-            let k = next_end - cur_start;
-            let r = colcount[next_end - 1];
-            let stored = k * (k + 1) / 2 + k * r;
-            let exact: usize = (cur_start..next_end).map(|j| colcount[j] + 1).sum();
-            let z = (stored - exact) as f64 / stored as f64;
-            k <= NRELAX[0] || (k <= NRELAX[1] && z < ZRELAX[0]) || (k <= NRELAX[2] && z < ZRELAX[1]) || z < ZRELAX[2]
-        };
-        if !merge {
-            super_ptr.push(next_start);
-            cur_start = next_start;
-        }
-    }
-    if n > 0 {
-        super_ptr.push(n);
-    }
-    let ns = super_ptr.len() - 1;
-    let mut col_super = vec![0usize; n];
-    for s in 0..ns {
-        for c in &mut col_super[super_ptr[s]..super_ptr[s + 1]] {
-            *c = s;
-        }
-    }
-    // struct(last column of s) = the rows below s (the columns of a supernode form a chain of
-    // the elimination tree, so every column's structure lies in the own columns after it and
-    // the structure of the last column). Collect the column structures of the last columns.
-    let mut last_rows: Vec<Vec<usize>> = vec![Vec::new(); ns];
-    for (k, list) in row_lists.iter().enumerate() {
-        for &c in list {
-            let s = col_super[c];
-            if c + 1 == super_ptr[s + 1] {
-                last_rows[s].push(k); // rows visited in increasing k: ascending
-            }
-        }
-    }
-    drop(row_lists);
-    let mut row_ptr = vec![0usize; ns + 1];
-    let mut rows = Vec::new();
-    let mut val_ptr = vec![0usize; ns + 1];
-    let mut sparent = vec![usize::MAX; ns];
-    for s in 0..ns {
-        rows.extend(super_ptr[s]..super_ptr[s + 1]);
-        rows.extend_from_slice(&last_rows[s]);
-        row_ptr[s + 1] = rows.len();
-        let (k, m) = (super_ptr[s + 1] - super_ptr[s], row_ptr[s + 1] - row_ptr[s]);
-        val_ptr[s + 1] = val_ptr[s] + m * k;
-        if let Some(&r0) = last_rows[s].first() {
-            sparent[s] = col_super[r0];
-        }
-    }
-    // children lists and relative indices into the parent's rows
-    let mut child_ptr = vec![0usize; ns + 1];
-    for &p in &sparent {
-        if p != usize::MAX {
-            child_ptr[p + 1] += 1;
-        }
-    }
-    for s in 0..ns {
-        child_ptr[s + 1] += child_ptr[s];
-    }
-    let mut fill = child_ptr.clone();
-    let mut children = vec![0usize; child_ptr[ns]];
-    for (s, &p) in sparent.iter().enumerate() {
-        if p != usize::MAX {
-            children[fill[p]] = s;
-            fill[p] += 1;
-        }
-    }
-    let mut rel = vec![usize::MAX; rows.len()];
-    let mut local = vec![usize::MAX; n];
-    for p in 0..ns {
-        for (t, &r) in rows[row_ptr[p]..row_ptr[p + 1]].iter().enumerate() {
-            local[r] = t;
-        }
-        for &c in &children[child_ptr[p]..child_ptr[p + 1]] {
-            let k = super_ptr[c + 1] - super_ptr[c];
-            for q in row_ptr[c] + k..row_ptr[c + 1] {
-                let t = local[rows[q]];
-                debug_assert!(t != usize::MAX, "the rows below a supernode lie in its parent's rows");
-                rel[q] = t;
-            }
-        }
-    }
-    let mut sym = SymbolicCholesky {
-        n,
-        perm,
-        iperm,
-        super_ptr,
-        col_super,
-        row_ptr,
-        rows,
-        rel,
-        val_ptr,
-        sparent,
-        child_ptr,
-        children,
-        diag_pos: Vec::new(),
-        edge_pos: Vec::new(),
-        nnz_exact,
-        flops_exact,
-        ordering: name,
-    };
-    sym.diag_pos = (0..n).map(|j| sym.position(j, j).expect("diagonal")).collect();
-    sym.edge_pos = edges
-        .iter()
-        .map(|&(i, j)| {
-            let (a, b) = (sym.iperm[i], sym.iperm[j]);
-            sym.position(a.max(b), a.min(b)).expect("every entry of A lies on the pattern of L")
-        })
-        .collect();
-    sym
+    let post = postorder(&etree(n, adj, &perm, &iperm));
+    symbolic_for(adj, edges, post.iter().map(|&k| perm[k]).collect(), name)
 }
+
+fn check_permutation(n: usize, p: &[usize]) -> Result<(), SparseError> {
+    let mut seen = vec![false; n];
+    if p.len() != n || p.iter().any(|&i| i >= n || std::mem::replace(&mut seen[i], true)) {
+        return Err(SparseError::Pattern(format!("the given ordering is not a permutation of 0..{n}")));
+    }
+    Ok(())
+}
+
+const AMD: &str = "approximate minimum degree";
+const RCM: &str = "reverse Cuthill-McKee";
+const ND: &str = "nested dissection (BFS levels)";
 
 impl SymbolicCholesky {
     /// Analyses the pattern of an `n x n` symmetric matrix with off-diagonal entries on `edges`
     /// (`(i, j)`, `i != j`, each unordered pair at most once; the diagonal is always present).
     pub fn analyze(n: usize, edges: &[(usize, usize)], ordering: Ordering) -> Result<SymbolicCholesky, SparseError> {
-        for (e, &(i, j)) in edges.iter().enumerate() {
-            if i >= n || j >= n {
-                return Err(SparseError::Pattern(format!("edge {e} = ({i}, {j}) out of range for n = {n}")));
-            }
-            if i == j {
-                return Err(SparseError::Pattern(format!("edge {e} = ({i}, {j}) is a self-loop (the diagonal is implicit)")));
-            }
-        }
-        let adj = adjacency(n, edges);
-        let nadj: usize = adj.iter().map(Vec::len).sum();
-        if nadj != 2 * edges.len() {
-            return Err(SparseError::Pattern("duplicate edges: every unordered pair must appear once".into()));
-        }
-        // a fill-reducing permutation followed by a postorder of its elimination tree (same fill
-        // and flops; contiguous subtrees, larger supernodes)
-        let postordered = |perm: Vec<usize>, name: &'static str| {
-            let mut iperm = vec![0usize; n];
-            for (k, &i) in perm.iter().enumerate() {
-                iperm[i] = k;
-            }
-            let post = postorder(&etree(n, &adj, &perm, &iperm));
-            symbolic_for(n, &adj, edges, post.iter().map(|&k| perm[k]).collect(), name)
-        };
-        const AMD: &str = "approximate minimum degree";
-        const RCM: &str = "reverse Cuthill-McKee";
-        const ND: &str = "nested dissection (BFS levels)";
+        let adj = checked_adjacency(n, edges)?;
         Ok(match ordering {
-            Ordering::Natural => symbolic_for(n, &adj, edges, (0..n).collect(), "natural"),
-            Ordering::ReverseCuthillMcKee => postordered(rcm_order(n, edges), RCM),
-            Ordering::NestedDissection => postordered(nested_dissection_order(n, edges), ND),
-            Ordering::ApproximateMinimumDegree => postordered(amd_order(n, edges), AMD),
+            Ordering::Natural => symbolic_for(&adj, edges, (0..n).collect(), "natural"),
+            Ordering::ReverseCuthillMcKee => postordered(&adj, edges, rcm_with(&adj), RCM),
+            Ordering::NestedDissection => postordered(&adj, edges, nested_dissection_with(&adj), ND),
+            Ordering::ApproximateMinimumDegree => postordered(&adj, edges, amd_with(&adj), AMD),
             Ordering::Auto => {
                 // ties: AMD, then nested dissection
-                let mut best = postordered(amd_order(n, edges), AMD);
-                for cand in [postordered(nested_dissection_order(n, edges), ND), postordered(rcm_order(n, edges), RCM)] {
+                let mut best = postordered(&adj, edges, amd_with(&adj), AMD);
+                for cand in [postordered(&adj, edges, nested_dissection_with(&adj), ND), postordered(&adj, edges, rcm_with(&adj), RCM)] {
                     if cand.flops_exact < best.flops_exact {
                         best = cand;
                     }
@@ -364,13 +446,27 @@ impl SymbolicCholesky {
                 best
             }
             Ordering::Given(p) => {
-                let mut seen = vec![false; n];
-                if p.len() != n || p.iter().any(|&i| i >= n || std::mem::replace(&mut seen[i], true)) {
-                    return Err(SparseError::Pattern(format!("the given ordering is not a permutation of 0..{n}")));
-                }
-                symbolic_for(n, &adj, edges, p, "given")
+                check_permutation(n, &p)?;
+                symbolic_for(&adj, edges, p, "given")
             }
         })
+    }
+
+    /// Analyses the pattern with the permutation `perm` (as [`Ordering::Given`]) when its factor
+    /// costs at most `max_flops` ([`Self::flops`]), and otherwise with a fresh AMD ordering
+    /// ([`Ordering::ApproximateMinimumDegree`]); the boolean says whether `perm` was kept. The
+    /// cost is judged after the elimination tree and column counts alone, so a rejected
+    /// permutation costs no row structures or entry positions (a pattern that drifts between
+    /// solves: reuse the last ordering while it stays cheap).
+    pub fn analyze_reusing(n: usize, edges: &[(usize, usize)], perm: &[usize], max_flops: f64) -> Result<(SymbolicCholesky, bool), SparseError> {
+        let adj = checked_adjacency(n, edges)?;
+        check_permutation(n, perm)?;
+        let skeleton = Skeleton::new(n, &adj, perm.to_vec());
+        if skeleton.flops() <= max_flops {
+            return Ok((skeleton.finish(edges, "given"), true));
+        }
+        drop(skeleton);
+        Ok((postordered(&adj, edges, amd_with(&adj), AMD), false))
     }
 
     /// Storage position of `L_rc` (permuted indices, `r >= c`) if it lies on the pattern.

@@ -342,3 +342,47 @@ fn bad_patterns_and_indefinite_matrices_are_errors() {
     assert!(matches!(s.factor(&[1.0, 1.0], &[2.0]), Err(SparseError::NotPositiveDefinite { pivot: 1, .. })));
     assert!(s.factor(&[1.0], &[0.5]).is_err());
 }
+
+#[test]
+fn compressed_adjacency_equals_sorted_deduplicated_lists() {
+    let (_, mut edges, _) = random_spd(300, 1500, 11);
+    // repeats in both orientations and a self-loop: listed once
+    edges.push((edges[0].1, edges[0].0));
+    edges.push((edges[5].0, edges[5].1));
+    edges.push((7, 7));
+    let adj = ordering::Adjacency::new(300, &edges);
+    let mut naive = vec![Vec::new(); 300];
+    for &(i, j) in &edges {
+        naive[i].push(j);
+        naive[j].push(i);
+    }
+    for (v, list) in naive.iter_mut().enumerate() {
+        list.sort_unstable();
+        list.dedup();
+        assert_eq!(&adj[v], &list[..], "vertex {v}");
+    }
+    assert_eq!(adj.nnz(), naive.iter().map(Vec::len).sum::<usize>());
+}
+
+#[test]
+fn reusing_an_ordering_equals_the_given_analysis_and_falls_back_to_amd() {
+    let (diag, edges, vals) = random_spd(400, 1600, 12);
+    let amd = SymbolicCholesky::analyze(400, &edges, Ordering::ApproximateMinimumDegree).unwrap();
+    // a cheap enough permutation is kept: the same analysis as `Given` (flops judged before it)
+    let (kept, reused) = SymbolicCholesky::analyze_reusing(400, &edges, amd.perm(), amd.flops()).unwrap();
+    let given = SymbolicCholesky::analyze(400, &edges, Ordering::Given(amd.perm().to_vec())).unwrap();
+    assert!(reused);
+    assert_eq!((kept.perm(), kept.nnz_l(), kept.flops(), kept.n_supernodes()), (given.perm(), given.nnz_l(), given.flops(), given.n_supernodes()));
+    let (fa, fb) = (kept.factor(&diag, &vals).unwrap(), given.factor(&diag, &vals).unwrap());
+    assert_eq!(fa.log_det().to_bits(), fb.log_det().to_bits());
+    // the natural order costs far more than AMD on a random pattern: rejected, AMD analysed
+    let natural: Vec<usize> = (0..400).collect();
+    let nat = SymbolicCholesky::analyze(400, &edges, Ordering::Natural).unwrap();
+    assert!(nat.flops() > 1.25 * amd.flops());
+    let (fresh, reused) = SymbolicCholesky::analyze_reusing(400, &edges, &natural, 1.25 * amd.flops()).unwrap();
+    assert!(!reused);
+    assert_eq!((fresh.perm(), fresh.flops()), (amd.perm(), amd.flops()));
+    // the same checks as `analyze`
+    assert!(SymbolicCholesky::analyze_reusing(3, &[(0, 1), (1, 0)], &[0, 1, 2], 1e9).is_err());
+    assert!(SymbolicCholesky::analyze_reusing(3, &[(0, 1)], &[0, 0, 1], 1e9).is_err());
+}

@@ -9,10 +9,11 @@
 //! K = 100,000) is never formed. The choice is by cost, as in SPL ([`MSolver::Auto`]): below
 //! [`SPARSE_MIN_K`] centres, or with `R` stored dense, M is assembled densely as before; otherwise
 //! its pattern and values are assembled sparsely (column by column of `R^T R` with a dense
-//! accumulator, O(sum_i nnz(r_i)^2) work, memory O(nnz(M))), analysed, and factored densely only
+//! accumulator, the columns visited in the tree's depth-first order for cache locality,
+//! O(sum_i nnz(r_i)^2) work, memory O(nnz(M))), analysed, and factored densely only
 //! when `DENSE_FLOP_RATIO x flops(L) > K^3` (`flops(L) = sum_j |L_{*j}|^2`).
 
-use super::assign::Assign;
+use super::assign::{Assign, Columns, COLUMN_CHUNK};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::sparse::{Ordering, SparseCholesky, SparseError, SymbolicCholesky};
@@ -87,6 +88,7 @@ impl MAssembly {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         assign: &Assign,
+        cols: Option<&Columns>,
         tree: &[(usize, usize, f64)],
         deg: &[usize],
         gam: &[f64],
@@ -122,7 +124,18 @@ impl MAssembly {
             }
             return Ok((MAssembly::Dense(m), MInfo { sparse: false, nnz_m: k * (k - 1) / 2, nnz_l: 0 }));
         }
-        let (diag, edges, vals) = sparse_parts(assign, tree, deg, gam, s, w);
+        // a dense R (forced sparse solver only) is compressed first
+        let converted;
+        let (rows, cols) = match (assign, cols) {
+            (Assign::Sparse { .. }, Some(c)) => (assign, c),
+            _ => {
+                let a = assign.to_sparse();
+                let c = Columns::new(&a, tree).expect("a compressed R");
+                converted = (a, c);
+                (&converted.0, &converted.1)
+            }
+        };
+        let (diag, edges, vals) = sparse_parts(rows, cols, tree, deg, gam, s, w);
         let info = MInfo { sparse: true, nnz_m: edges.len(), nnz_l: 0 };
         let to_dense = |diag: &[f64], edges: &[(usize, usize)], vals: &[f64]| {
             let mut m = Array2::<f64>::zeros((k, k));
@@ -136,21 +149,22 @@ impl MAssembly {
             m
         };
         // AMD alone: the other orderings' BFS passes cost more than they save on these patterns
-        let fresh = |edges: &[(usize, usize)]| -> Result<(SymbolicCholesky, f64), LinalgError> {
-            let sym = SymbolicCholesky::analyze(k, edges, Ordering::ApproximateMinimumDegree).map_err(sparse_err)?;
-            let f = sym.flops();
-            Ok((sym, f))
-        };
         let (sym, amd_flops) = match slot.take().filter(|kept| kept.sym.n() == k) {
             Some(kept) => {
-                let sym = SymbolicCholesky::analyze(k, &edges, Ordering::Given(kept.sym.perm().to_vec())).map_err(sparse_err)?;
-                if sym.flops() > REORDER_GROWTH * kept.amd_flops {
-                    fresh(&edges)?
-                } else {
-                    (sym, kept.amd_flops)
+                let limit = REORDER_GROWTH * kept.amd_flops;
+                match SymbolicCholesky::analyze_reusing(k, &edges, kept.sym.perm(), limit).map_err(sparse_err)? {
+                    (sym, true) => (sym, kept.amd_flops),
+                    (sym, false) => {
+                        let f = sym.flops();
+                        (sym, f)
+                    }
                 }
             }
-            None => fresh(&edges)?,
+            None => {
+                let sym = SymbolicCholesky::analyze(k, &edges, Ordering::ApproximateMinimumDegree).map_err(sparse_err)?;
+                let f = sym.flops();
+                (sym, f)
+            }
         };
         if solver == MSolver::Auto && DENSE_FLOP_RATIO * sym.flops() > (k as f64).powi(3) {
             *slot = None;
@@ -174,69 +188,44 @@ impl MAssembly {
 }
 
 /// Diagonal, off-diagonal pattern (each pair `a < b` once, sorted) and values of `M` from a
-/// sparse `R`: column k of `R^T R` is `sum_{i : r_ik != 0} r_ik r_i` (rows of `R` in order),
-/// accumulated densely and gathered; tree edges are added to the pattern.
-fn sparse_parts(assign: &Assign, tree: &[(usize, usize, f64)], deg: &[usize], gam: &[f64], s: f64, w: f64) -> (Vec<f64>, Vec<(usize, usize)>, Vec<f64>) {
+/// sparse `R`: column k of `R^T R` is `sum_{i : r_ik != 0} r_ik r_i` (samples in increasing
+/// order), accumulated densely and gathered; tree edges are added to the pattern. The columns are
+/// computed in the locality order of `cols` (in parallel, by chunks) and placed in index order:
+/// every entry is the same sum in the same order whatever the visiting order.
+fn sparse_parts(
+    assign: &Assign,
+    cols: &Columns,
+    tree: &[(usize, usize, f64)],
+    deg: &[usize],
+    gam: &[f64],
+    s: f64,
+    w: f64,
+) -> (Vec<f64>, Vec<(usize, usize)>, Vec<f64>) {
     let k = assign.k();
-    // CSC of R: for every centre, its (sample, r_ik) in sample order
-    let mut col_ptr = vec![0usize; k + 1];
-    assign.for_each(|_, kk, _| col_ptr[kk + 1] += 1);
-    for kk in 0..k {
-        col_ptr[kk + 1] += col_ptr[kk];
-    }
-    let mut fill = col_ptr.clone();
-    let mut col_row = vec![0u32; col_ptr[k]];
-    let mut col_val = vec![0.0; col_ptr[k]];
-    assign.for_each(|i, kk, v| {
-        col_row[fill[kk]] = i as u32;
-        col_val[fill[kk]] = v;
-        fill[kk] += 1;
-    });
+    let Assign::Sparse { indptr, idx, val, .. } = assign else { unreachable!("sparse_parts takes a sparse R") };
     let mut tree_adj = vec![Vec::new(); k];
     for &(u, v, _) in tree {
         tree_adj[u.min(v)].push(u.max(v));
     }
     let empty_col = |kk: usize| w == 0.0 && gam[kk] == 0.0;
-    // R's rows in compressed form (a dense R is compressed first: forced sparse solver only)
-    let owned;
-    let (indptr, idx, val): (&[usize], &[u32], &[f64]) = match assign {
-        Assign::Sparse { indptr, idx, val, .. } => (indptr, idx, val),
-        Assign::Dense(_) => {
-            let (mut ip, mut ix, mut vl) = (vec![0usize], Vec::new(), Vec::new());
-            let mut row = 0;
-            assign.for_each(|i, kk, v| {
-                while row < i {
-                    ip.push(ix.len());
-                    row += 1;
-                }
-                ix.push(kk as u32);
-                vl.push(v);
-            });
-            while ip.len() <= assign.n() {
-                ip.push(ix.len());
-            }
-            owned = (ip, ix, vl);
-            (&owned.0[..], &owned.1[..], &owned.2[..])
-        }
-    };
-    const COLS: usize = 64;
-    let blocks: Vec<(Vec<f64>, Vec<(usize, usize)>, Vec<f64>)> = (0..k.div_ceil(COLS))
-        .into_par_iter()
+    // per chunk of the order: the diagonal, the count of entries and the (l, value) of every column
+    let chunks: Vec<(Vec<f64>, Vec<usize>, Vec<u32>, Vec<f64>)> = cols
+        .order
+        .par_chunks(COLUMN_CHUNK)
         .map_init(
             || (vec![0.0f64; k], vec![false; k], Vec::<usize>::new()),
-            |(acc, seen, touched), blk| {
-                let (lo, hi) = (blk * COLS, ((blk + 1) * COLS).min(k));
-                let mut diag = Vec::with_capacity(hi - lo);
-                let (mut edges, mut vals) = (Vec::new(), Vec::new());
-                for kk in lo..hi {
+            |(acc, seen, touched), chunk| {
+                let mut diag = Vec::with_capacity(chunk.len());
+                let mut counts = Vec::with_capacity(chunk.len());
+                let (mut ls, mut vals) = (Vec::new(), Vec::new());
+                for &kk in chunk {
                     let mut dsum = 0.0;
-                    for p in col_ptr[kk]..col_ptr[kk + 1] {
-                        let (i, rik) = (col_row[p] as usize, col_val[p]);
-                        let (row_idx, row_val) = (&idx[indptr[i]..indptr[i + 1]], &val[indptr[i]..indptr[i + 1]]);
-                        // row i holds kk (it is in column kk's list); entries after it have l > kk
-                        let at = row_idx.partition_point(|&c| (c as usize) < kk);
-                        dsum -= rik * row_val[at];
-                        for (&l, &ril) in row_idx[at + 1..].iter().zip(&row_val[at + 1..]) {
+                    for q in cols.ptr[kk]..cols.ptr[kk + 1] {
+                        let (i, at) = (cols.row[q] as usize, cols.pos[q]);
+                        let rik = val[at];
+                        dsum -= rik * rik;
+                        // row i's entries after kk's have l > kk
+                        for (&l, &ril) in idx[at + 1..indptr[i + 1]].iter().zip(&val[at + 1..indptr[i + 1]]) {
                             let l = l as usize;
                             if !seen[l] {
                                 seen[l] = true;
@@ -253,29 +242,45 @@ fn sparse_parts(assign: &Assign, tree: &[(usize, usize, f64)], deg: &[usize], ga
                         acc[l] -= s * w;
                     }
                     touched.sort_unstable();
-                    if empty_col(kk) {
-                        diag.push(1.0);
-                    } else {
-                        diag.push(dsum + s * (w * deg[kk] as f64 + gam[kk]));
-                    }
+                    diag.push(if empty_col(kk) { 1.0 } else { dsum + s * (w * deg[kk] as f64 + gam[kk]) });
+                    counts.push(touched.len());
                     for &l in touched.iter() {
-                        edges.push((kk, l));
+                        ls.push(l as u32);
                         vals.push(if empty_col(kk) || empty_col(l) { 0.0 } else { acc[l] });
                         acc[l] = 0.0;
                         seen[l] = false;
                     }
                     touched.clear();
                 }
-                (diag, edges, vals)
+                (diag, counts, ls, vals)
             },
         )
         .collect();
-    let mut diag = Vec::with_capacity(k);
-    let (mut edges, mut vals) = (Vec::new(), Vec::new());
-    for (d, e, v) in blocks {
-        diag.extend(d);
-        edges.extend(e);
-        vals.extend(v);
+    // place the columns in index order
+    let mut diag = vec![0.0; k];
+    let mut start = vec![0usize; k + 1];
+    for (chunk, (d, counts, _, _)) in cols.order.chunks(COLUMN_CHUNK).zip(&chunks) {
+        for (t, &kk) in chunk.iter().enumerate() {
+            diag[kk] = d[t];
+            start[kk + 1] = counts[t];
+        }
+    }
+    for kk in 0..k {
+        start[kk + 1] += start[kk];
+    }
+    let total = start[k];
+    let mut edges = vec![(0usize, 0usize); total];
+    let mut vals = vec![0.0; total];
+    for (chunk, (_, counts, ls, vs)) in cols.order.chunks(COLUMN_CHUNK).zip(chunks) {
+        let mut from = 0;
+        for (t, &kk) in chunk.iter().enumerate() {
+            let (to, len) = (start[kk], counts[t]);
+            for (e, &l) in edges[to..to + len].iter_mut().zip(&ls[from..from + len]) {
+                *e = (kk, l as usize);
+            }
+            vals[to..to + len].copy_from_slice(&vs[from..from + len]);
+            from += len;
+        }
     }
     (diag, edges, vals)
 }

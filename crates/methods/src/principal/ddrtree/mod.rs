@@ -73,7 +73,7 @@ mod assign;
 mod eigen;
 mod mfactor;
 
-use assign::{sq, use_kd_tree, Assign, ROW_BLOCK};
+use assign::{sq, use_kd_tree, Assign, Columns, ROW_BLOCK};
 use eigen::top_eigvecs_dense;
 pub use eigen::top_eigvecs_subspace;
 use mfactor::{MAssembly, MInfo, SparsePattern};
@@ -487,9 +487,10 @@ impl DdrTree {
         let gam = assign.col_sums();
         let rooted = RootedTree::new(k, tree);
         // M = s (wl L + Gamma) - R^T R, dense or sparse by cost (mfactor.rs)
-        let (m, info) = MAssembly::new(assign, tree, &rooted.deg, &gam, s, wl, self.m_solver, pattern).map_err(numerical(METHOD))?;
+        let cols = Columns::new(assign, tree);
+        let (m, info) = MAssembly::new(assign, cols.as_ref(), tree, &rooted.deg, &gam, s, wl, self.m_solver, pattern).map_err(numerical(METHOD))?;
         let fac = m.factor(pattern).map_err(numerical(METHOD))?;
-        let b = assign.rt_mul(y); // K x D
+        let b = assign.rt_mul(y, cols.as_ref()); // K x D
         let w = match yty {
             Some(yty) => {
                 let mut gm = fac.quad(b.view()); // B^T M^-1 B
@@ -511,7 +512,7 @@ impl DdrTree {
         let yw = y.dot(&w);
         let xw = fac.solve(b.dot(&w).view()); // M^-1 B W
         let z = (yw + assign.mul(xw.view())) / (1.0 + g);
-        let rhs = assign.rt_mul(z.view());
+        let rhs = assign.rt_mul(z.view(), cols.as_ref());
         let c = rooted.solve(wl, &gam, rhs, st.c.view());
         *st = State { w, z, c };
         Ok(info)

@@ -122,3 +122,28 @@ fn auto_chooses_the_sparse_factor_for_sparse_assignments() {
     let f = DdrTree { tol: 0.0, max_iter: 2, ..DdrTree::drtree(2) }.fit_full(x.view(), 0).unwrap();
     assert!(f.notes.iter().any(|n| n.contains("by sparse Cholesky in 2 and densely in 0")), "{:?}", f.notes);
 }
+
+#[test]
+fn column_products_equal_the_row_scatter_bit_for_bit() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+    let (n, k) = (700, 900);
+    let z = Array2::from_shape_fn((n, 2), |_| rng.gen_range(-1.0..1.0));
+    let c = Array2::from_shape_fn((k, 2), |_| rng.gen_range(-1.0..1.0));
+    let assign = Assign::compute(z.view(), c.view(), 3e-3, 1e-12);
+    assert!(matches!(assign, Assign::Sparse { .. }));
+    let tree = spanning_tree(c.view());
+    let cols = Columns::new(&assign, &tree).expect("sparse R");
+    // the locality order visits every centre once
+    let mut seen = cols.order.clone();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..k).collect::<Vec<_>>());
+    // a forest (edges removed) is still covered
+    assert_eq!(assign::tree_preorder(k, &tree[..k / 2]).len(), k);
+    let x = Array2::from_shape_fn((n, 7), |_| rng.gen_range(-1.0..1.0));
+    let by_cols = assign.rt_mul(x.view(), Some(&cols));
+    let by_rows = assign.rt_mul(x.view(), None);
+    assert!(by_cols.iter().zip(by_rows.iter()).all(|(a, b)| a.to_bits() == b.to_bits()));
+    // and the dense R's GEMM agrees to rounding
+    let dense = assign.to_dense().t().dot(&x);
+    assert!(rel_diff(&dense, &by_cols) < 1e-13);
+}
