@@ -21,6 +21,7 @@
 
 pub mod download;
 pub mod file;
+pub mod ink;
 pub mod load;
 pub mod parse;
 pub mod preprocess;

@@ -51,7 +51,7 @@ pub enum PreprocessError {
     Linalg(#[from] LinalgError),
 }
 
-type Result<T> = std::result::Result<T, PreprocessError>;
+pub(crate) type Result<T> = std::result::Result<T, PreprocessError>;
 
 fn check(x: &Array2<f64>, what: &'static str) -> Result<()> {
     let (rows, cols) = x.dim();
@@ -171,6 +171,22 @@ fn default_threshold() -> f64 {
     0.95
 }
 
+fn one() -> usize {
+    1
+}
+
+impl Step {
+    /// The parameters of an `ink_points` step.
+    fn ink_params(&self) -> Option<crate::ink::InkParams> {
+        match *self {
+            Step::InkPoints { sample, width, height, order, threshold, upsample } => {
+                Some(crate::ink::InkParams { sample, width, height, order, threshold, upsample })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// One preprocessing step of a spec, e.g. in TOML `{ op = "pca_energy", threshold = 0.95 }`.
 /// Unknown `op`s and unknown fields (also on `zscore` / `minmax`) are rejected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,6 +227,25 @@ pub enum Step {
         /// Number of samples kept, `1 <= n <= N`.
         n: usize,
     },
+    /// [`crate::ink::ink_points`]: one image of the set (`sample`, a `width x height` grid laid out
+    /// `order`) as the 2-D points of its pixels `>= threshold`, after an optional bilinear
+    /// `upsample` (character skeletons, 004 §6.6).
+    InkPoints {
+        /// 0-based row holding the image.
+        sample: usize,
+        /// Image width.
+        width: usize,
+        /// Image height.
+        height: usize,
+        /// `row_major` (default) or `column_major`.
+        #[serde(default)]
+        order: crate::ink::PixelOrder,
+        /// Ink when the pixel value is `>= threshold`.
+        threshold: f64,
+        /// Integer bilinear refinement factor (default 1: none).
+        #[serde(default = "one")]
+        upsample: usize,
+    },
     /// [`crate::synthetic::append_noise_features`]: append `count` i.i.d. `U[0,1)` features drawn
     /// from `seed` (001 §V: two moons + 1000 noise features).
     NoiseFeatures {
@@ -248,6 +283,7 @@ impl Step {
             }
             Step::SelectLabels { labels } if labels.is_empty() => bad("select_labels", "labels is empty".into()),
             Step::FirstRows { n: 0 } => bad("first_rows", "n = 0 keeps no sample".into()),
+            Step::InkPoints { .. } => self.ink_params().expect("ink_points").validate(),
             Step::NoiseFeatures { count, .. } if *count == 0 || *count > 1_000_000 => bad("noise_features", format!("count must be in [1, 1e6], got {count}")),
             Step::UniformNoise { amplitude, .. } if !(amplitude.is_finite() && *amplitude >= 0.0) => {
                 bad("uniform_noise", format!("amplitude must be finite and >= 0, got {amplitude}"))
@@ -335,6 +371,16 @@ enum StepRepr {
     FirstRows {
         n: usize,
     },
+    InkPoints {
+        sample: usize,
+        width: usize,
+        height: usize,
+        #[serde(default)]
+        order: crate::ink::PixelOrder,
+        threshold: f64,
+        #[serde(default = "one")]
+        upsample: usize,
+    },
     NoiseFeatures {
         count: usize,
         seed: u64,
@@ -355,6 +401,7 @@ impl From<StepRepr> for Step {
             StepRepr::GaussianKernel { bandwidth } => Step::GaussianKernel { bandwidth },
             StepRepr::SelectLabels { labels } => Step::SelectLabels { labels },
             StepRepr::FirstRows { n } => Step::FirstRows { n },
+            StepRepr::InkPoints { sample, width, height, order, threshold, upsample } => Step::InkPoints { sample, width, height, order, threshold, upsample },
             StepRepr::NoiseFeatures { count, seed } => Step::NoiseFeatures { count, seed },
             StepRepr::UniformNoise { amplitude, seed } => Step::UniformNoise { amplitude, seed },
         }
@@ -420,6 +467,12 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
             }
             Step::FirstRows { n } => {
                 let sub = first_rows(&ds, *n)?;
+                ds.labels = sub.labels;
+                ds.t = sub.t;
+                sub.x
+            }
+            Step::InkPoints { .. } => {
+                let sub = crate::ink::ink_points(&ds, &step.ink_params().expect("ink_points"))?;
                 ds.labels = sub.labels;
                 ds.t = sub.t;
                 sub.x

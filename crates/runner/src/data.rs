@@ -101,6 +101,7 @@ pub fn check_inputs(plan: &Plan) -> Result<Checked, SpecError> {
 /// The preprocessing steps over a data set's [`Shape`], with the rules their functions apply to
 /// the data ([`structdr_datasets::preprocess`]): `pca_dim` needs `1 <= d <= D`, `select_labels`
 /// labels the set has, `first_rows` at most N, `gaussian_kernel` makes `D = N`, `noise_features` adds columns,
+/// `ink_points` needs a sample in range and `W H = D` and makes `D = 2` (N: at most one point per grid node),
 /// `pca_energy` leaves `D` unknown. Returns whether the result has labels, when known.
 fn walk_steps(name: &str, steps: &[Step], mut shape: Shape) -> Result<Option<bool>, String> {
     for (i, step) in steps.iter().enumerate() {
@@ -133,6 +134,18 @@ fn walk_steps(name: &str, steps: &[Step], mut shape: Shape) -> Result<Option<boo
                 if let Some(Some(y)) = &mut shape.labels {
                     y.truncate(*n);
                 }
+            }
+            Step::InkPoints { sample, width, height, upsample, .. } => {
+                if *sample >= shape.n {
+                    return Err(at(format!("ink_points sample {sample} is out of range: the set has {} samples", shape.n)));
+                }
+                if let Some(cols) = shape.d.filter(|&c| c != width * height) {
+                    return Err(at(format!("ink_points: a {width} x {height} image needs {} features, the set has {cols}", width * height)));
+                }
+                // the number of ink points is known only from the image: at most one per grid node
+                shape.n = ((width.max(&1) - 1) * upsample + 1) * ((height.max(&1) - 1) * upsample + 1);
+                shape.d = Some(2);
+                shape.labels = None;
             }
             Step::Zscore | Step::Minmax | Step::UniformNoise { .. } => {}
         }

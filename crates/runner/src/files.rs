@@ -39,8 +39,9 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     atomic_write_with(path, |f| f.write_all(bytes))
 }
 
-/// [`atomic_write`] with the content written by `fill` (a unit test injects a failing writer).
-fn atomic_write_with(path: &Path, fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
+/// [`atomic_write`] with the content written by `fill` (a stream: a large file need not be held
+/// in memory first; a unit test injects a failing writer).
+pub fn atomic_write_with(path: &Path, fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).at_path("create the directory", dir)?;

@@ -237,21 +237,25 @@ pub fn soft_assign_near(near: &mut NearCentres, x: ArrayView2<f64>, c: ArrayView
         chunks
             .into_par_iter()
             .enumerate()
-            .map(|(i, r)| {
+            .map_init(Vec::new, |e: &mut Vec<f64>, (i, r)| {
                 let m = min[i];
+                // exp(-a) once per entry, kept for the second pass (same values as recomputing)
+                e.clear();
                 let mut s = 0.0;
                 for v in r.iter() {
                     let a = (v - m) / sigma;
+                    let ev = if a <= P_TRUNCATION_NATS { (-a).exp() } else { 0.0 };
                     if a <= P_TRUNCATION_NATS {
-                        s += (-a).exp();
+                        s += ev;
                     }
+                    e.push(ev);
                 }
                 let ls = s.ln();
                 let (mut pl, mut pd) = (0.0, 0.0);
-                for v in r.iter_mut() {
+                for (v, &ev) in r.iter_mut().zip(e.iter()) {
                     let a = (*v - m) / sigma;
                     if a <= P_TRUNCATION_NATS {
-                        let p = (-a).exp() / s;
+                        let p = ev / s;
                         pl += p * (-a - ls);
                         pd += p * *v;
                         *v = p;
@@ -268,40 +272,41 @@ pub fn soft_assign_near(near: &mut NearCentres, x: ArrayView2<f64>, c: ArrayView
         plogp += pl;
         fit += pd;
     }
-    // Column lists (sample order) for P^T X and the masses.
-    let mut col_ptr = vec![0usize; k + 1];
-    for &j in &rows.idx {
-        col_ptr[j as usize + 1] += 1;
-    }
-    for j in 0..k {
-        col_ptr[j + 1] += col_ptr[j];
-    }
-    let mut fill = col_ptr.clone();
-    let mut col_entries = vec![(0u32, 0.0f64); rows.idx.len()];
-    for i in 0..n {
-        let (idx, p) = rows.row(i);
-        for (&j, &pv) in idx.iter().zip(p) {
-            col_entries[fill[j as usize]] = (i as u32, pv);
-            fill[j as usize] += 1;
-        }
-    }
+    // P^T X and the masses: row j of P^T X is `sum_i p_ij x_i` over the samples in increasing
+    // order. Each task owns a range of centres and streams the rows of P and X in sample order
+    // (X is read sequentially, a few times in all, instead of one random row of X per entry of
+    // P; no column-sorted copy of P), the per-centre sums keeping that order whatever the ranges.
+    let xs = x.as_standard_layout();
+    let xs = xs.as_slice().expect("standard layout");
+    let span = k.div_ceil(2 * rayon::current_num_threads()).max(1);
     let mut ptx = Array2::<f64>::zeros((k, d));
-    let masses: Vec<f64> = ptx
-        .axis_iter_mut(Axis(0))
+    let masses: Vec<Vec<f64>> = ptx
+        .axis_chunks_iter_mut(Axis(0), span)
         .into_par_iter()
         .enumerate()
-        .map(|(j, mut out)| {
-            let mut mj = 0.0;
-            for &(i, pv) in &col_entries[col_ptr[j]..col_ptr[j + 1]] {
-                if pv != 0.0 {
-                    out.scaled_add(pv, &x.row(i as usize));
-                    mj += pv;
+        .map(|(r, mut block)| {
+            let (j0, j1) = (r * span, r * span + block.nrows());
+            let mut mass = vec![0.0; j1 - j0];
+            let out = block.as_slice_mut().expect("standard layout");
+            for i in 0..n {
+                let (idx, p) = rows.row(i);
+                let a = idx.partition_point(|&j| (j as usize) < j0);
+                let b = a + idx[a..].partition_point(|&j| (j as usize) < j1);
+                let xi = &xs[i * d..(i + 1) * d];
+                for (&j, &pv) in idx[a..b].iter().zip(&p[a..b]) {
+                    if pv != 0.0 {
+                        let t = j as usize - j0;
+                        for (o, &xv) in out[t * d..(t + 1) * d].iter_mut().zip(xi) {
+                            *o += pv * xv;
+                        }
+                        mass[t] += pv;
+                    }
                 }
             }
-            mj
+            mass
         })
         .collect();
-    let mass = Array1::from(masses);
+    let mass = Array1::from(masses.concat());
     let projection = project.then(|| {
         let mut pr = Array2::<f64>::zeros((n, d));
         pr.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut out)| {

@@ -145,11 +145,11 @@ fn row_pass(
     extra: f64,
     margin: f64,
     scratch: &mut Scratch,
-) -> Option<(Vec<(u32, f64)>, f64, usize, usize)> {
+) -> Option<(f64, usize, usize)> {
     for (l, dg) in lower.iter_mut().zip(drift) {
         *l -= dg;
     }
-    let Scratch { comp, failing, opened } = scratch;
+    let Scratch { comp, failing, opened, near } = scratch;
     comp.clear();
     comp.extend(cand.iter().map(|&j| (j, sq_dist_slices(xi, row_slice(cv, j as usize)))));
     let mut work = comp.len();
@@ -196,17 +196,37 @@ fn row_pass(
         }
     }
     cand.sort_unstable();
-    let mut near: Vec<(u32, f64)> = comp.iter().copied().filter(|e| e.1 <= m + extra).collect();
+    near.clear();
+    near.extend(comp.iter().copied().filter(|e| e.1 <= m + extra));
     near.sort_unstable_by_key(|e| e.0);
-    Some((near, m, opened.len(), work))
+    Some((m, opened.len(), work))
 }
 
-/// Per-worker buffers of [`row_pass`] (reused across rows).
+/// Per-worker buffers of [`row_pass`] (reused across rows; `near` holds the row's answer).
 #[derive(Default)]
 struct Scratch {
     comp: Vec<(u32, f64)>,
     failing: Vec<usize>,
     opened: Vec<usize>,
+    near: Vec<(u32, f64)>,
+}
+
+/// Rows per task of a pass after the first: the answers of a chunk go into one buffer (a
+/// per-row allocation cost more than the row's bookkeeping).
+const PASS_CHUNK: usize = 256;
+
+/// The answers of a chunk of rows: entries in row order, the count and minimum of every row, and
+/// the rows (absolute indices) left to a refresh, whose count is 0 here.
+#[derive(Default)]
+struct ChunkAnswers {
+    start: usize,
+    idx: Vec<u32>,
+    val: Vec<f64>,
+    count: Vec<usize>,
+    min: Vec<f64>,
+    refresh: Vec<usize>,
+    opened: usize,
+    work: usize,
 }
 
 impl NearCentres {
@@ -240,10 +260,22 @@ impl NearCentres {
         let cs: CowArray<f64, Ix2> = c.as_standard_layout();
         let (xv, cv) = (xs.view(), cs.view());
         let first = !matches!(&self.prev, Some(p) if p.nrows() == k);
-        let results: Vec<(Vec<(u32, f64)>, f64)> = if first {
+        let out = if first {
             self.group(&cv);
             let all: Vec<usize> = (0..n).collect();
-            self.refresh_rows(&xv, &cv, extra, &all)
+            let fresh = self.refresh_rows(&xv, &cv, extra, &all);
+            let mut ptr = Vec::with_capacity(n + 1);
+            ptr.push(0usize);
+            let (mut idx, mut val, mut min) = (Vec::new(), Vec::new(), Vec::with_capacity(n));
+            for (near, m) in fresh {
+                for (j, v) in near {
+                    idx.push(j);
+                    val.push(v);
+                }
+                min.push(m);
+                ptr.push(idx.len());
+            }
+            NearRows { ptr, idx, val, min }
         } else {
             let prev = self.prev.as_ref().expect("not first");
             let g = self.members.len();
@@ -254,41 +286,68 @@ impl NearCentres {
                 drift[gj] = drift[gj].max(moved);
             }
             let (group_of, members, margin) = (&self.group_of, &self.members, self.margin);
-            let out: Vec<Option<(Vec<(u32, f64)>, f64, usize, usize)>> = self
+            let chunks: Vec<ChunkAnswers> = self
                 .cand
-                .par_iter_mut()
-                .zip(self.lower.par_chunks_mut(g))
+                .par_chunks_mut(PASS_CHUNK)
+                .zip(self.lower.par_chunks_mut(g * PASS_CHUNK))
                 .enumerate()
-                .map_init(Scratch::default, |scratch, (i, (cand, lower))| {
-                    row_pass(row_slice(&xv, i), &cv, cand, lower, &drift, group_of, members, extra, margin, scratch)
+                .map_init(Scratch::default, |scratch, (ci, (cands, lowers))| {
+                    let mut out = ChunkAnswers { start: ci * PASS_CHUNK, ..ChunkAnswers::default() };
+                    for (t, (cand, lower)) in cands.iter_mut().zip(lowers.chunks_mut(g)).enumerate() {
+                        let i = ci * PASS_CHUNK + t;
+                        match row_pass(row_slice(&xv, i), &cv, cand, lower, &drift, group_of, members, extra, margin, scratch) {
+                            Some((m, opened, work)) => {
+                                out.idx.extend(scratch.near.iter().map(|e| e.0));
+                                out.val.extend(scratch.near.iter().map(|e| e.1));
+                                out.count.push(scratch.near.len());
+                                out.min.push(m);
+                                out.opened += opened;
+                                out.work += work;
+                            }
+                            None => {
+                                out.refresh.push(i);
+                                out.count.push(0);
+                                out.min.push(f64::NAN);
+                            }
+                        }
+                    }
+                    out
                 })
                 .collect();
-            let todo: Vec<usize> = (0..n).filter(|&i| out[i].is_none()).collect();
+            let todo: Vec<usize> = chunks.iter().flat_map(|c| c.refresh.iter().copied()).collect();
             let mut fresh = self.refresh_rows(&xv, &cv, extra, &todo).into_iter();
             self.stats.refreshed += todo.len();
-            out.into_iter()
-                .map(|r| match r {
-                    Some((near, m, opened, work)) => {
-                        self.stats.groups_opened += opened;
-                        self.stats.distances += work;
-                        (near, m)
+            // rows in order: a chunk's own answers, the refreshed rows' in their places
+            let mut ptr = Vec::with_capacity(n + 1);
+            ptr.push(0usize);
+            let total: usize = chunks.iter().map(|c| c.idx.len()).sum();
+            let (mut idx, mut val, mut min) = (Vec::with_capacity(total), Vec::with_capacity(total), Vec::with_capacity(n));
+            for c in chunks {
+                self.stats.groups_opened += c.opened;
+                self.stats.distances += c.work;
+                let mut from = 0;
+                let mut refresh = c.refresh.iter().peekable();
+                for (t, (&cnt, &m)) in c.count.iter().zip(&c.min).enumerate() {
+                    if refresh.next_if_eq(&&(c.start + t)).is_some() {
+                        let (near, m) = fresh.next().expect("one per refreshed row");
+                        for (j, v) in near {
+                            idx.push(j);
+                            val.push(v);
+                        }
+                        min.push(m);
+                    } else {
+                        idx.extend_from_slice(&c.idx[from..from + cnt]);
+                        val.extend_from_slice(&c.val[from..from + cnt]);
+                        from += cnt;
+                        min.push(m);
                     }
-                    None => fresh.next().expect("one per refreshed row"),
-                })
-                .collect()
+                    ptr.push(idx.len());
+                }
+            }
+            NearRows { ptr, idx, val, min }
         };
         self.prev = Some(cs.to_owned());
         self.stats.passes += 1;
-        let mut out = NearRows { ptr: Vec::with_capacity(n + 1), idx: Vec::new(), val: Vec::new(), min: Vec::with_capacity(n) };
-        out.ptr.push(0);
-        for (near, m) in results {
-            for (j, v) in near {
-                out.idx.push(j);
-                out.val.push(v);
-            }
-            out.min.push(m);
-            out.ptr.push(out.idx.len());
-        }
         out
     }
 

@@ -3,6 +3,8 @@
 
 use crate::keys::{fit_key, CellKey};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use structdr_methods::api::{FeatureScores, Fitted, Output, OutputKind, PrincipalGraph, Trace};
 
@@ -18,16 +20,17 @@ pub struct FitStore {
     dir: PathBuf,
 }
 
-/// A fit as stored: arrays row-major with their shapes.
+/// A fit as stored: arrays row-major with their shapes. The large arrays are borrowed from the fit
+/// when it is written (a 1,000,000 x 50 projection is not copied to be serialised).
 #[derive(Serialize, Deserialize)]
-struct StoredFit {
+struct StoredFit<'a> {
     key: CellKey,
     kind: OutputKind,
     shape: (usize, usize),
-    values: Vec<f64>,
+    values: Cow<'a, [f64]>,
     ranking: Vec<usize>,
     centres_shape: (usize, usize),
-    centres: Vec<f64>,
+    centres: Cow<'a, [f64]>,
     edges: Vec<(usize, usize, f64)>,
     graph: Option<structdr_methods::Graph>,
     components: Option<Vec<usize>>,
@@ -43,22 +46,22 @@ struct StoredFit {
     fit_seconds: f64,
 }
 
-fn flat(a: &ndarray::Array2<f64>) -> ((usize, usize), Vec<f64>) {
-    (a.dim(), a.iter().copied().collect())
+fn flat(a: &ndarray::Array2<f64>) -> ((usize, usize), Cow<'_, [f64]>) {
+    (a.dim(), a.as_slice().map_or_else(|| Cow::Owned(a.iter().copied().collect()), Cow::Borrowed))
 }
 
-fn unflat(shape: (usize, usize), v: Vec<f64>) -> Option<ndarray::Array2<f64>> {
-    ndarray::Array2::from_shape_vec(shape, v).ok()
+fn unflat(shape: (usize, usize), v: Cow<'_, [f64]>) -> Option<ndarray::Array2<f64>> {
+    ndarray::Array2::from_shape_vec(shape, v.into_owned()).ok()
 }
 
-impl StoredFit {
-    fn new(key: &CellKey, f: &Fitted, fit_seconds: f64) -> StoredFit {
+impl<'a> StoredFit<'a> {
+    fn new(key: &CellKey, f: &'a Fitted, fit_seconds: f64) -> StoredFit<'a> {
         let (shape, values, ranking, centres_shape, centres, edges) = match &f.output {
             Output::Embedding(y) => {
                 let (shape, values) = flat(y);
-                (shape, values, vec![], (0, 0), vec![], vec![])
+                (shape, values, vec![], (0, 0), Cow::Owned(vec![]), vec![])
             }
-            Output::FeatureScores(s) => ((1, s.weights.len()), s.weights.to_vec(), s.ranking.clone(), (0, 0), vec![], vec![]),
+            Output::FeatureScores(s) => ((1, s.weights.len()), Cow::Owned(s.weights.to_vec()), s.ranking.clone(), (0, 0), Cow::Owned(vec![]), vec![]),
             Output::PrincipalGraph(g) => {
                 let (shape, values) = flat(&g.projection);
                 let (centres_shape, centres) = flat(&g.centres);
@@ -90,7 +93,7 @@ impl StoredFit {
     fn into_fitted(self) -> Option<(Fitted, f64)> {
         let output = match self.kind {
             OutputKind::Embedding => Output::Embedding(unflat(self.shape, self.values)?),
-            OutputKind::FeatureScores => Output::FeatureScores(FeatureScores { weights: self.values.into(), ranking: self.ranking }),
+            OutputKind::FeatureScores => Output::FeatureScores(FeatureScores { weights: self.values.into_owned().into(), ranking: self.ranking }),
             OutputKind::PrincipalGraph => Output::PrincipalGraph(PrincipalGraph {
                 centres: unflat(self.centres_shape, self.centres)?,
                 edges: self.edges,
@@ -166,9 +169,12 @@ impl FitStore {
     /// Stores the fit of `key` (made in `seconds`). Best effort: the cache only saves refits, so a
     /// fit that cannot be stored (non-finite history values, an unwritable directory) is skipped.
     pub fn put(&self, key: &CellKey, fitted: &Fitted, seconds: f64) {
-        if let Some(text) = fit_text(key, fitted, seconds) {
-            let _ = crate::files::atomic_write(&self.path(key), text.as_bytes());
-        }
+        // streamed to the file: a large fit is never held as one string
+        let _ = crate::files::atomic_write_with(&self.path(key), |f| {
+            let mut w = std::io::BufWriter::new(f);
+            write_fit(&mut w, key, fitted, seconds)?;
+            w.flush()
+        });
     }
 }
 
@@ -177,6 +183,12 @@ impl FitStore {
 /// committed panels ([`crate::store::PanelStore`]) share it, so both read back the same fit.
 pub fn fit_text(key: &CellKey, fitted: &Fitted, seconds: f64) -> Option<String> {
     serde_json::to_string(&StoredFit::new(&fit_key(key), fitted, seconds)).ok()
+}
+
+/// [`fit_text`] streamed into `w` (the same bytes); an error when the fit cannot be written
+/// (non-finite history values) or `w` fails.
+pub fn write_fit(w: impl std::io::Write, key: &CellKey, fitted: &Fitted, seconds: f64) -> std::io::Result<()> {
+    serde_json::to_writer(w, &StoredFit::new(&fit_key(key), fitted, seconds)).map_err(std::io::Error::other)
 }
 
 /// A fit-cache file's content: the fit key it was stored under, the fit and its seconds; `None`

@@ -3,14 +3,14 @@
 //! without refitting.
 //!
 //! A panel holds exactly what the fit cache ([`crate::store::FitStore`]) holds for the key: the
-//! fit as [`fit_text`] writes it (floats in shortest round-trip form, so the fit read back is bit
+//! fit as [`crate::store::fit_text`] writes it (streamed: [`write_fit`]) (floats in shortest round-trip form, so the fit read back is bit
 //! for bit the fresh one, and so is the figure drawn from it, fit time in `figures.md` included).
 //! Only the fits of figure panels and best-embedding figures land here, not the grid's. The file
 //! is named by the hash of the fit key, which carries the method's version: a method whose
 //! numerics change gets a new key, its old panel is never read and the figure refits.
 
 use crate::keys::{fit_key, CellKey};
-use crate::store::fits::{fit_text, parse_fit};
+use crate::store::fits::{parse_fit, write_fit};
 use flate2::{read::GzDecoder, write::GzEncoder, Compression};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -61,24 +61,47 @@ impl PanelStore {
     /// compressed. Best effort, as the fit cache: a fit that cannot be written is skipped and the
     /// figure refits on a fresh clone.
     pub fn put(&self, key: &CellKey, fitted: &Fitted, seconds: f64) {
-        let Some(text) = fit_text(key, fitted, seconds) else { return };
         let path = self.path(key);
-        if read_json(&path).is_ok_and(|old| old == text) {
+        // Streamed through the compressor into a buffer that refuses to pass the limit, so a fit
+        // too large to commit (a 1,000,000 x 50 projection) stops being written as soon as that
+        // is known, instead of being serialised and compressed whole. Fixed header (no name, no
+        // time), so the same fit always gives the same bytes.
+        let mut gz = GzEncoder::new(Capped { bytes: Vec::new(), cap: MAX_PANEL_BYTES }, Compression::best());
+        let streamed = {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut gz);
+            write_fit(&mut w, key, fitted, seconds).and_then(|_| w.flush())
+        };
+        let Ok(bytes) = streamed.and_then(|_| gz.finish()).map(|c| c.bytes) else {
+            // too large to commit (or not writable): an older panel of the key would be stale
+            let _ = std::fs::remove_file(&path);
+            return;
+        };
+        // leave a file holding exactly this fit untouched (its bytes may come from another
+        // compressor version)
+        let mut text = String::new();
+        if GzDecoder::new(&bytes[..]).read_to_string(&mut text).is_ok() && read_json(&path).is_ok_and(|old| old == text) {
             return;
         }
-        // Fixed header (no name, no time), so the same fit always gives the same bytes.
-        let mut gz = GzEncoder::new(Vec::new(), Compression::best());
-        if gz.write_all(text.as_bytes()).is_ok() {
-            match gz.finish() {
-                Ok(bytes) if bytes.len() <= MAX_PANEL_BYTES => {
-                    let _ = crate::files::atomic_write(&path, &bytes);
-                }
-                // too large to commit: an older panel of the key would be stale, so it goes too
-                _ => {
-                    let _ = std::fs::remove_file(&path);
-                }
-            }
+        let _ = crate::files::atomic_write(&path, &bytes);
+    }
+}
+
+/// A byte buffer that fails a write taking it past `cap` bytes.
+struct Capped {
+    bytes: Vec<u8>,
+    cap: usize,
+}
+
+impl Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > self.cap {
+            return Err(std::io::Error::other(format!("a panel over {} MB compressed is not stored", self.cap >> 20)));
         }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
