@@ -8,7 +8,6 @@
 //! `upsample` by an integer factor refines the grid first (a 16 x 16 digit gives only 60-90 ink
 //! pixels, its strokes two or three pixels wide).
 
-use crate::preprocess::{PreprocessError, Result};
 use crate::Dataset;
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -42,6 +41,10 @@ pub struct InkParams {
     pub upsample: usize,
 }
 
+/// What [`ink_points`] returns: the point cloud, or the reason it cannot be made (the
+/// preprocessing step reports it as a bad parameter of `ink_points`).
+pub type Result<T> = std::result::Result<T, String>;
+
 /// Upsampling factors above this are refused (a 16 x 16 image at 16 has 58,081 nodes).
 pub const MAX_UPSAMPLE: usize = 16;
 
@@ -49,7 +52,7 @@ impl InkParams {
     /// Checks what does not depend on the data: a non-empty image, a finite threshold, `1 <= u <=`
     /// [`MAX_UPSAMPLE`].
     pub fn validate(&self) -> Result<()> {
-        let bad = |reason: String| Err(PreprocessError::BadParam { what: "ink_points", reason });
+        let bad = |reason: String| Err(reason);
         if self.width == 0 || self.height == 0 {
             return bad(format!("width and height must be >= 1, got {} x {}", self.width, self.height));
         }
@@ -74,7 +77,7 @@ impl InkParams {
 /// Errors: a sample out of range, `W H` different from the number of features, or no ink pixel.
 pub fn ink_points(ds: &Dataset, p: &InkParams) -> Result<Dataset> {
     p.validate()?;
-    let bad = |reason: String| Err(PreprocessError::BadParam { what: "ink_points", reason });
+    let bad = |reason: String| Err(reason);
     let (n, d) = ds.x.dim();
     if p.sample >= n {
         return bad(format!("sample {} is out of range: data set '{}' has {n} samples", p.sample, ds.name));

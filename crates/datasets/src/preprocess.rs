@@ -51,7 +51,7 @@ pub enum PreprocessError {
     Linalg(#[from] LinalgError),
 }
 
-pub(crate) type Result<T> = std::result::Result<T, PreprocessError>;
+type Result<T> = std::result::Result<T, PreprocessError>;
 
 fn check(x: &Array2<f64>, what: &'static str) -> Result<()> {
     let (rows, cols) = x.dim();
@@ -283,7 +283,7 @@ impl Step {
             }
             Step::SelectLabels { labels } if labels.is_empty() => bad("select_labels", "labels is empty".into()),
             Step::FirstRows { n: 0 } => bad("first_rows", "n = 0 keeps no sample".into()),
-            Step::InkPoints { .. } => self.ink_params().expect("ink_points").validate(),
+            Step::InkPoints { .. } => self.ink_params().expect("ink_points").validate().or_else(|reason| bad("ink_points", reason)),
             Step::NoiseFeatures { count, .. } if *count == 0 || *count > 1_000_000 => bad("noise_features", format!("count must be in [1, 1e6], got {count}")),
             Step::UniformNoise { amplitude, .. } if !(amplitude.is_finite() && *amplitude >= 0.0) => {
                 bad("uniform_noise", format!("amplitude must be finite and >= 0, got {amplitude}"))
@@ -472,7 +472,8 @@ pub fn apply(steps: &[Step], mut ds: Dataset) -> Result<(Dataset, Vec<StepRecord
                 sub.x
             }
             Step::InkPoints { .. } => {
-                let sub = crate::ink::ink_points(&ds, &step.ink_params().expect("ink_points"))?;
+                let sub = crate::ink::ink_points(&ds, &step.ink_params().expect("ink_points"))
+                    .map_err(|reason| PreprocessError::BadParam { what: "ink_points", reason })?;
                 ds.labels = sub.labels;
                 ds.t = sub.t;
                 sub.x
