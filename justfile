@@ -33,8 +33,13 @@ demo: build
 test:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets --release --quiet -- -D warnings
-    cargo test --release --workspace -- --test-threads 2
-    cargo bench --workspace --no-run --quiet
+    cargo test --release --workspace --exclude structdr-python -- --test-threads 2
+    cargo bench --workspace --exclude structdr-python --no-run --quiet
+
+# The Python package in a fresh virtual environment (pip install ./python[test]), then its pytest
+# suite; after `just test` (the CLI comparisons use target/release/structdr).
+test-python:
+    bash .ci/python-test
 
 # Fetch (download or copy from the mirror) and verify every mirrored benchmark set into data/.
 fetch: build

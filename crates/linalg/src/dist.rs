@@ -14,6 +14,11 @@ pub fn sq_dists_between(x: ArrayView2<f64>, y: ArrayView2<f64>) -> Array2<f64> {
     let nx = row_sq_norms(x);
     let ny = row_sq_norms(y);
     let mut d = x.dot(&y.t());
+    // ndarray returns the product column-major when both factors are (a Fortran-ordered x):
+    // callers read the result as a row-major slice
+    if !d.is_standard_layout() {
+        d = d.as_standard_layout().into_owned();
+    }
     Zip::indexed(&mut d).for_each(|(i, j), v| {
         *v = (nx[i] + ny[j] - 2.0 * *v).max(0.0);
     });
@@ -41,6 +46,16 @@ mod tests {
     use super::*;
     use approx::assert_abs_diff_eq;
     use ndarray::array;
+
+    #[test]
+    fn a_fortran_ordered_input_gives_a_row_major_result() {
+        let x = array![[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]];
+        let f = x.t().as_standard_layout().into_owned().reversed_axes(); // same values, column-major
+        assert!(!f.is_standard_layout());
+        let (d, df) = (sq_dists(x.view()), sq_dists(f.view()));
+        assert!(df.is_standard_layout() && sq_dists_between(f.view(), f.view()).is_standard_layout());
+        assert_eq!(d, df);
+    }
 
     #[test]
     fn matches_brute_force() {

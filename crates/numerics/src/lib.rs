@@ -72,9 +72,9 @@ pub fn check_samples(what: &'static str, x: &ArrayView2<f64>, min_samples: usize
     if n == 0 || d == 0 {
         return Err(NumericsError::input(what, format!("empty data ({n} x {d})")));
     }
-    if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+    if let Some((pos, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
         let (i, j) = (pos / d, pos % d);
-        return Err(NumericsError::input(what, format!("non-finite value at sample {i}, feature {j}")));
+        return Err(NumericsError::input(what, format!("non-finite value {v} at sample {i}, feature {j}")));
     }
     if n < min_samples {
         return Err(NumericsError::input(what, format!("{n} samples, at least {min_samples} needed")));

@@ -122,9 +122,9 @@ pub fn check_input(method: &'static str, x: &ArrayView2<f64>, min_samples: usize
     if n == 0 || d == 0 {
         return Err(MethodError::Input { method, reason: format!("empty data ({n} x {d})") });
     }
-    if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+    if let Some((pos, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
         let (i, j) = (pos / d, pos % d);
-        return Err(MethodError::Input { method, reason: format!("non-finite value at sample {i}, feature {j}") });
+        return Err(MethodError::Input { method, reason: format!("non-finite value {v} at sample {i}, feature {j}") });
     }
     if n < min_samples {
         return Err(MethodError::Input { method, reason: format!("{n} samples, at least {min_samples} needed") });
@@ -179,10 +179,10 @@ pub fn check_features(method: &'static str, x: &ArrayView2<f64>, n_features: usi
     if x.ncols() != n_features {
         return Err(MethodError::Input { method, reason: format!("{} features, the fit had {n_features}", x.ncols()) });
     }
-    if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+    if let Some((pos, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
         return Err(MethodError::Input {
             method,
-            reason: format!("non-finite value at sample {}, feature {}", pos / n_features.max(1), pos % n_features.max(1)),
+            reason: format!("non-finite value {v} at sample {}, feature {}", pos / n_features.max(1), pos % n_features.max(1)),
         });
     }
     Ok(())
