@@ -181,4 +181,14 @@ mod tests {
         let res = a.dot(&x) - rhs;
         assert!(res.iter().all(|v| v.abs() < 1e-12), "{res}");
     }
+
+    #[test]
+    fn preorder_visits_subtrees_contiguously() {
+        // 0 - {1 - {2, 3}, 4 - {5, 6}}, edges listed in another order
+        let edges = vec![(4, 6, 0.0), (1, 3, 0.0), (0, 4, 0.0), (2, 1, 0.0), (0, 1, 0.0), (5, 4, 0.0)];
+        assert_eq!(RootedTree::new(7, &edges).preorder(), vec![0, 1, 2, 3, 4, 5, 6]);
+        // a path rooted at 0 from its middle
+        let path = vec![(0, 1, 0.0), (0, 2, 0.0), (1, 3, 0.0), (2, 4, 0.0)];
+        assert_eq!(RootedTree::new(5, &path).preorder(), vec![0, 1, 3, 2, 4]);
+    }
 }

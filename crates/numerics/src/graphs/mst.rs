@@ -2,6 +2,7 @@
 //! for points in a few dimensions, the Euclidean minimum spanning tree by Borůvka rounds on a
 //! k-d tree ([`emst_sq_euclidean`], O(n log^2 n) for well-spread points, no n^2 work).
 
+use super::components::find;
 use crate::neighbours::kdtree::{sq_dist_in_order, KdTree};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
@@ -101,19 +102,12 @@ pub fn emst_sq_euclidean(points: ArrayView2<f64>) -> Vec<(usize, usize, f64)> {
     let buf = points.as_standard_layout();
     let p = buf.as_slice().expect("standard layout");
     let d = points.ncols();
-    let mut parent: Vec<u32> = (0..k as u32).collect();
-    fn find(parent: &mut [u32], mut a: u32) -> u32 {
-        while parent[a as usize] != a {
-            parent[a as usize] = parent[parent[a as usize] as usize];
-            a = parent[a as usize];
-        }
-        a
-    }
+    let mut parent: Vec<usize> = (0..k).collect();
     let key = |w: f64, i: usize, j: usize| (w, i.min(j), i.max(j));
     let less = |a: &(f64, usize, usize), b: &(f64, usize, usize)| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2))).is_lt();
     let mut edges: Vec<(usize, usize, f64)> = Vec::with_capacity(k - 1);
     while edges.len() < k - 1 {
-        let comp: Vec<u32> = (0..k as u32).map(|i| find(&mut parent, i)).collect();
+        let comp: Vec<u32> = (0..k).map(|i| find(&mut parent, i) as u32).collect();
         let node_comp = tree.node_labels(&comp);
         // for a fixed i, (w, min(i, j), max(i, j)) orders candidates j as (w, j) does
         let nearest: Vec<Option<(usize, f64)>> = (0..k)
@@ -136,10 +130,10 @@ pub fn emst_sq_euclidean(points: ArrayView2<f64>) -> Vec<(usize, usize, f64)> {
         round.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2))));
         round.dedup_by(|a, b| a.1 == b.1 && a.2 == b.2);
         for (w, i, j) in round {
-            let (a, b) = (find(&mut parent, i as u32), find(&mut parent, j as u32));
+            let (a, b) = (find(&mut parent, i), find(&mut parent, j));
             // under a strict total order the selected edges form a forest; the check is a guard
             if a != b {
-                parent[a.max(b) as usize] = a.min(b);
+                parent[a.max(b)] = a.min(b);
                 debug_assert_eq!(w, sq_dist_in_order(&p[i * d..(i + 1) * d], &p[j * d..(j + 1) * d]));
                 edges.push((i, j, w));
             }

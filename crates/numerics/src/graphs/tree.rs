@@ -43,6 +43,37 @@ impl RootedTree {
         RootedTree { order, parent, deg }
     }
 
+    /// The vertices in depth-first preorder from the root (children in increasing index): a
+    /// vertex comes right after its parent or a sibling's subtree, so consecutive vertices are
+    /// mostly tree neighbours (a locality order for spatial trees such as minimum spanning trees).
+    pub fn preorder(&self) -> Vec<usize> {
+        let k = self.parent.len();
+        // children of every vertex, by counting (in increasing index)
+        let mut start = vec![0usize; k + 1];
+        for &p in self.parent.iter().filter(|&&p| p != usize::MAX) {
+            start[p + 1] += 1;
+        }
+        for v in 0..k {
+            start[v + 1] += start[v];
+        }
+        let mut fill = start[..k].to_vec();
+        let mut children = vec![0usize; start[k]];
+        for (v, &p) in self.parent.iter().enumerate() {
+            if p != usize::MAX {
+                children[fill[p]] = v;
+                fill[p] += 1;
+            }
+        }
+        let mut order = Vec::with_capacity(k);
+        let mut stack = if k > 0 { vec![0] } else { Vec::new() };
+        while let Some(v) = stack.pop() {
+            order.push(v);
+            // reversed, so that the smallest child is visited first
+            stack.extend(children[start[v]..start[v + 1]].iter().rev());
+        }
+        order
+    }
+
     /// Solves `(w L + diag(g)) X = rhs` by leaf-to-root elimination (Cholesky in a perfect
     /// elimination order: no fill-in), O(K cols). A zero pivot (possible only when `w = 0` and
     /// `g_k = 0`: `c_k` does not enter the objective) leaves that row at `keep`.

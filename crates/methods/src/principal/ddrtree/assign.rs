@@ -2,6 +2,7 @@
 //! (entries below a threshold dropped) or dense when most entries survive.
 
 use super::*;
+use structdr_numerics::graphs::RootedTree;
 use structdr_numerics::neighbours::kdtree::{sq_dist_in_order, KdTree};
 
 /// Row-stochastic soft assignments, CSR or dense.
@@ -181,46 +182,40 @@ impl Assign {
     }
 
     /// `R^T X` (K x cols). Sparse: row k is `sum_i r_ik x_i` over the samples in increasing
-    /// order, computed by columns of R (`cols`, in its locality order, in parallel) or, without
-    /// them, by scattering the rows of R in order: the same sums in the same order, bit for bit.
+    /// order, by columns of R (`cols`, from [`Columns::new`], in its locality order, in parallel).
     pub(super) fn rt_mul(&self, x: ArrayView2<f64>, cols: Option<&Columns>) -> Array2<f64> {
-        match (self, cols) {
-            (Assign::Dense(d), _) => d.t().dot(&x),
-            (Assign::Sparse { val, .. }, Some(cols)) => {
-                let w = x.ncols();
-                let xs = x.as_standard_layout();
-                let xs = xs.as_slice().expect("standard layout");
-                let chunks: Vec<Vec<f64>> = cols
-                    .order
-                    .par_chunks(COLUMN_CHUNK)
-                    .map(|chunk| {
-                        let mut out = vec![0.0; chunk.len() * w];
-                        for (t, &kk) in chunk.iter().enumerate() {
-                            let acc = &mut out[t * w..(t + 1) * w];
-                            for q in cols.ptr[kk]..cols.ptr[kk + 1] {
-                                let (i, v) = (cols.row[q] as usize, val[cols.pos[q]]);
-                                for (a, &xv) in acc.iter_mut().zip(&xs[i * w..(i + 1) * w]) {
-                                    *a += v * xv;
-                                }
-                            }
+        let val = match self {
+            Assign::Dense(d) => return d.t().dot(&x),
+            Assign::Sparse { val, .. } => val,
+        };
+        let cols = cols.expect("a sparse R comes with its columns");
+        let w = x.ncols();
+        let xs = x.as_standard_layout();
+        let xs = xs.as_slice().expect("standard layout");
+        let chunks: Vec<Vec<f64>> = cols
+            .order
+            .par_chunks(COLUMN_CHUNK)
+            .map(|chunk| {
+                let mut out = vec![0.0; chunk.len() * w];
+                for (t, &kk) in chunk.iter().enumerate() {
+                    let acc = &mut out[t * w..(t + 1) * w];
+                    for q in cols.ptr[kk]..cols.ptr[kk + 1] {
+                        let (i, v) = (cols.row[q] as usize, val[cols.pos[q]]);
+                        for (a, &xv) in acc.iter_mut().zip(&xs[i * w..(i + 1) * w]) {
+                            *a += v * xv;
                         }
-                        out
-                    })
-                    .collect();
-                let mut out = Array2::zeros((self.k(), w));
-                for (chunk, vals) in cols.order.chunks(COLUMN_CHUNK).zip(&chunks) {
-                    for (t, &kk) in chunk.iter().enumerate() {
-                        out.row_mut(kk).assign(&ndarray::aview1(&vals[t * w..(t + 1) * w]));
                     }
                 }
                 out
-            }
-            (Assign::Sparse { .. }, None) => {
-                let mut out = Array2::zeros((self.k(), x.ncols()));
-                self.for_each(|i, k, v| out.row_mut(k).scaled_add(v, &x.row(i)));
-                out
+            })
+            .collect();
+        let mut out = Array2::zeros((self.k(), w));
+        for (chunk, vals) in cols.order.chunks(COLUMN_CHUNK).zip(&chunks) {
+            for (t, &kk) in chunk.iter().enumerate() {
+                out.row_mut(kk).assign(&ndarray::aview1(&vals[t * w..(t + 1) * w]));
             }
         }
+        out
     }
 
     /// The same assignments stored in compressed rows (a dense R compressed; a copy otherwise).
@@ -332,8 +327,8 @@ pub(super) const COLUMN_CHUNK: usize = 64;
 /// `row[ptr[k]..ptr[k + 1]]` in increasing order and the positions `pos[..]` of those entries
 /// in R's row-compressed arrays; and `order`, a visiting order of the centres with locality.
 ///
-/// `order` is a depth-first preorder of the spanning tree (then any centre it missed, in index
-/// order): centres visited one after another are near each other and share most of their
+/// `order` is a depth-first preorder of the spanning tree ([`RootedTree::preorder`]): centres
+/// visited one after another are near each other and share most of their
 /// samples, so the rows of R that a run of columns touches stay in cache. Visiting the centres
 /// in index order (indices carry no spatial order) fetched each row of R from memory once per
 /// entry; at N = K = 100,000 with 146 entries per row that made the assembly of `R^T R` cost
@@ -346,9 +341,9 @@ pub(super) struct Columns {
 }
 
 impl Columns {
-    /// The columns of a sparse `assign` and the tree order (`tree`: edges on its K centres).
-    /// `None` for a dense R.
-    pub(super) fn new(assign: &Assign, tree: &[(usize, usize, f64)]) -> Option<Columns> {
+    /// The columns of a sparse `assign` and the order of the spanning tree `tree` of its K
+    /// centres. `None` for a dense R.
+    pub(super) fn new(assign: &Assign, tree: &RootedTree) -> Option<Columns> {
         let Assign::Sparse { n, k, indptr, idx, .. } = assign else { return None };
         let (n, k) = (*n, *k);
         let mut ptr = vec![0usize; k + 1];
@@ -369,50 +364,8 @@ impl Columns {
                 fill[c] += 1;
             }
         }
-        Some(Columns { ptr, row, pos, order: tree_preorder(k, tree) })
+        Some(Columns { ptr, row, pos, order: tree.preorder() })
     }
-}
-
-/// Depth-first preorder of the forest with `edges` on `k` vertices: from vertex 0, neighbours in
-/// edge order, then from every vertex not yet reached, in index order.
-pub(super) fn tree_preorder(k: usize, edges: &[(usize, usize, f64)]) -> Vec<usize> {
-    let mut start = vec![0usize; k + 1];
-    for &(u, v, _) in edges {
-        start[u + 1] += 1;
-        start[v + 1] += 1;
-    }
-    for v in 0..k {
-        start[v + 1] += start[v];
-    }
-    let mut fill = start[..k].to_vec();
-    let mut nb = vec![0usize; start[k]];
-    for &(u, v, _) in edges {
-        nb[fill[u]] = v;
-        fill[u] += 1;
-        nb[fill[v]] = u;
-        fill[v] += 1;
-    }
-    let mut seen = vec![false; k];
-    let mut order = Vec::with_capacity(k);
-    let mut stack = Vec::new();
-    for root in 0..k {
-        if seen[root] {
-            continue;
-        }
-        seen[root] = true;
-        stack.push(root);
-        while let Some(v) = stack.pop() {
-            order.push(v);
-            // pushed in reverse so that the first neighbour is visited first
-            for &u in nb[start[v]..start[v + 1]].iter().rev() {
-                if !seen[u] {
-                    seen[u] = true;
-                    stack.push(u);
-                }
-            }
-        }
-    }
-    order
 }
 
 #[inline]

@@ -18,6 +18,7 @@ use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use structdr_linalg::sparse::{Ordering, SparseCholesky, SparseError, SymbolicCholesky};
 use structdr_linalg::{LinalgError, SpdFactor};
+use structdr_numerics::graphs::RootedTree;
 
 /// Below this K the dense assembly and factorisation are kept (the sparse analysis does not pay).
 pub const SPARSE_MIN_K: usize = 500;
@@ -90,7 +91,7 @@ impl MAssembly {
         assign: &Assign,
         cols: Option<&Columns>,
         tree: &[(usize, usize, f64)],
-        deg: &[usize],
+        rooted: &RootedTree,
         gam: &[f64],
         s: f64,
         w: f64,
@@ -98,6 +99,7 @@ impl MAssembly {
         slot: &mut Option<SparsePattern>,
     ) -> Result<(MAssembly, MInfo), LinalgError> {
         let k = assign.k();
+        let deg = &rooted.deg;
         let empty_col = |kk: usize| w == 0.0 && gam[kk] == 0.0;
         let sparse_rows = matches!(assign, Assign::Sparse { .. });
         let dense_old = match solver {
@@ -130,7 +132,7 @@ impl MAssembly {
             (Assign::Sparse { .. }, Some(c)) => (assign, c),
             _ => {
                 let a = assign.to_sparse();
-                let c = Columns::new(&a, tree).expect("a compressed R");
+                let c = Columns::new(&a, rooted).expect("a compressed R");
                 converted = (a, c);
                 (&converted.0, &converted.1)
             }

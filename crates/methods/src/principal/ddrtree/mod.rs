@@ -487,8 +487,8 @@ impl DdrTree {
         let gam = assign.col_sums();
         let rooted = RootedTree::new(k, tree);
         // M = s (wl L + Gamma) - R^T R, dense or sparse by cost (mfactor.rs)
-        let cols = Columns::new(assign, tree);
-        let (m, info) = MAssembly::new(assign, cols.as_ref(), tree, &rooted.deg, &gam, s, wl, self.m_solver, pattern).map_err(numerical(METHOD))?;
+        let cols = Columns::new(assign, &rooted);
+        let (m, info) = MAssembly::new(assign, cols.as_ref(), tree, &rooted, &gam, s, wl, self.m_solver, pattern).map_err(numerical(METHOD))?;
         let fac = m.factor(pattern).map_err(numerical(METHOD))?;
         let b = assign.rt_mul(y, cols.as_ref()); // K x D
         let w = match yty {
