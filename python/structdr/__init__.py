@@ -35,7 +35,7 @@ def _select_openblas_kernels() -> None:
 _select_openblas_kernels()
 
 from . import _core  # noqa: E402  (after the kernel selection)
-from ._estimators import ESTIMATORS, REGISTRY, build_estimator, class_name, estimator, python_name  # noqa: E402
+from ._estimators import ESTIMATORS, REGISTRY, build_estimator, class_name, estimator, int_labels, python_name  # noqa: E402
 
 __version__ = _core.version()
 
@@ -64,25 +64,16 @@ def _matrix(a) -> _np.ndarray:
     return _np.ascontiguousarray(a)
 
 
-def _int_labels(labels) -> _np.ndarray:
-    y = _np.asarray(labels)
-    if y.ndim != 1:
-        raise ValueError("labels must be one-dimensional")
-    if y.dtype.kind not in "iub":
-        _, y = _np.unique(y, return_inverse=True)
-    return _np.ascontiguousarray(y, dtype=_np.int64)
-
-
 def loocv_1nn_accuracy(Y, labels) -> float:
     """Exact 1-NN leave-one-out accuracy of the embedding ``Y`` (the tables' Table 1 metric)."""
-    return _core.loocv_1nn_accuracy(_matrix(Y), _int_labels(labels))
+    return _core.loocv_1nn_accuracy(_matrix(Y), int_labels(labels))
 
 
 def kmeans_acc_nmi(Y, labels, k: Optional[int] = None, restarts: int = 20, seed: int = 0) -> Dict[str, float]:
     """The papers' k-means protocol: ``restarts`` seeded runs with ``k`` clusters (default: the
     number of classes); ACC and NMI of the run of best objective, and means / standard deviations
     over the runs."""
-    y = _int_labels(labels)
+    y = int_labels(labels)
     if k is None:
         k = int(_np.unique(y).size)
     return _json.loads(_core.kmeans_acc_nmi(_matrix(Y), y, int(k), int(restarts), int(seed)))

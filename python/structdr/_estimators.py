@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import keyword
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -66,12 +66,14 @@ def _rust_float(v: float) -> str:
     return "NaN" if np.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
-def _labels(y, n: int):
-    if y is None:
-        return None
+def int_labels(y, n: Optional[int] = None) -> np.ndarray:
+    """Labels as the int64 vector the Rust side takes (any other label type numbered in sorted
+    order); with ``n``, checked to be one per sample."""
     y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(f"length mismatch: {y.shape[0] if y.ndim else 1} labels for {n} samples")
+    if y.ndim != 1:
+        raise ValueError(f"labels must be one-dimensional, got {y.ndim} dimension(s)")
+    if n is not None and y.shape[0] != n:
+        raise ValueError(f"length mismatch: {y.shape[0]} labels for {n} samples")
     if y.dtype.kind not in "iub":
         _, y = np.unique(y, return_inverse=True)
     return np.ascontiguousarray(y, dtype=np.int64)
@@ -92,7 +94,7 @@ class _StructdrBase(BaseEstimator):
 
     def _fit(self, X, y=None):
         X = _validate(self, X, reset=True)
-        labels = _labels(y, X.shape[0]) if self._schema["needs_labels"] or y is not None else None
+        labels = int_labels(y, X.shape[0]) if y is not None else None
         seed = getattr(self, "random_state", None)
         seed = 0 if seed is None else int(seed)
         fit = _core.fit(self._schema["name"], self._rust_params(), X, labels, seed)
@@ -113,6 +115,23 @@ class _StructdrBase(BaseEstimator):
         comps = fit.components
         if comps is not None:
             self.components_ = comps
+        if fit.kind == "feature_scores":
+            self.scores_ = fit.scores
+            self.ranking_ = fit.ranking
+            return
+        self.embedding_ = fit.embedding
+        self._model_json = fit.model_json()
+        if fit.kind == "principal_graph":
+            self.projection_ = fit.embedding
+            self.centres_ = fit.centres
+            edges = fit.centre_edges
+            self.edges_ = edges if edges is not None else np.zeros((0, 3))
+
+    def fit(self, X, y=None):
+        """Fit on X (samples in rows); ``y`` is passed to the method only when given (the
+        methods that need labels refuse without)."""
+        self._fit(X, y)
+        return self
 
     def __sklearn_is_fitted__(self) -> bool:
         # parameters such as `lambda_` end in an underscore too: fitted means a fit ran
@@ -127,13 +146,6 @@ class _StructdrBase(BaseEstimator):
 
 class _EmbeddingBase(TransformerMixin, _StructdrBase):
     """An embedding method: ``fit``, ``fit_transform``; ``transform`` where the method has one."""
-
-    def fit(self, X, y=None):
-        """Fit on X (samples in rows); ``y`` is used only by methods that take labels."""
-        fit = self._fit(X, y)
-        self.embedding_ = fit.embedding
-        self._model_json = fit.model_json()
-        return self
 
     def fit_transform(self, X, y=None, **fit_params):
         """The embedding of the fitted samples."""
@@ -150,17 +162,6 @@ class _EmbeddingBase(TransformerMixin, _StructdrBase):
 class _GraphBase(_EmbeddingBase):
     """A principal graph: ``centres_``, ``edges_`` (between centres) and ``projection_``; with a
     latent dimension (DRTree, DDRTree) no map for new samples."""
-
-    def fit(self, X, y=None):
-        fit = self._fit(X, y)
-        self.embedding_ = fit.embedding
-        self.projection_ = fit.embedding
-        self.centres_ = fit.centres
-        edges = fit.centre_edges
-        self.edges_ = edges if edges is not None else np.zeros((0, 3))
-        self._model_json = fit.model_json()
-        return self
-
 
 
 class _InputSpaceGraphBase(_GraphBase):
@@ -213,12 +214,6 @@ def project_onto_graph(X: np.ndarray, centres: np.ndarray, edges: np.ndarray, ch
 
 class _SelectorBase(SelectorMixin, _StructdrBase):
     """A feature-scoring method: ``scores_``, ``ranking_``, ``get_support``, ``transform``."""
-
-    def fit(self, X, y=None):
-        fit = self._fit(X, y)
-        self.scores_ = fit.scores
-        self.ranking_ = fit.ranking
-        return self
 
     def _get_support_mask(self):
         check_is_fitted(self, "scores_")

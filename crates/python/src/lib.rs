@@ -170,6 +170,15 @@ struct Fit {
     fitted: Fitted,
 }
 
+/// Edges `(i, j, weight)` as an (m, 3) array.
+fn edge_array(edges: &[(usize, usize, f64)]) -> Array2<f64> {
+    Array2::from_shape_fn((edges.len(), 3), |(r, c)| match c {
+        0 => edges[r].0 as f64,
+        1 => edges[r].1 as f64,
+        _ => edges[r].2,
+    })
+}
+
 fn matrix<'py>(py: Python<'py>, a: &Array2<f64>) -> Bound<'py, PyArray2<f64>> {
     a.clone().into_pyarray(py)
 }
@@ -205,15 +214,7 @@ impl Fit {
     #[getter]
     fn centre_edges<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray2<f64>>> {
         match &self.fitted.output {
-            Output::PrincipalGraph(g) => {
-                let mut a = Array2::zeros((g.edges.len(), 3));
-                for (r, &(i, j, w)) in g.edges.iter().enumerate() {
-                    a[[r, 0]] = i as f64;
-                    a[[r, 1]] = j as f64;
-                    a[[r, 2]] = w;
-                }
-                Some(a.into_pyarray(py))
-            }
+            Output::PrincipalGraph(g) => Some(edge_array(&g.edges).into_pyarray(py)),
             _ => None,
         }
     }
@@ -221,15 +222,7 @@ impl Fit {
     /// array `(i, j, weight)`, `i < j`, or `None`.
     #[getter]
     fn graph<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray2<f64>>> {
-        self.fitted.graph.as_ref().map(|g| {
-            let mut a = Array2::zeros((g.edges.len(), 3));
-            for (r, &(i, j, w)) in g.edges.iter().enumerate() {
-                a[[r, 0]] = i as f64;
-                a[[r, 1]] = j as f64;
-                a[[r, 2]] = w;
-            }
-            a.into_pyarray(py)
-        })
+        self.fitted.graph.as_ref().map(|g| edge_array(&g.edges).into_pyarray(py))
     }
     /// Component index of every sample, when the method returns components.
     #[getter]
