@@ -38,7 +38,7 @@ pub use dist::{row_sq_norms, sq_dists, sq_dists_between};
 pub use eig::{canonicalize_signs, eigh, eigh_bottom, eigh_top, reconstruct, SymmetricEigen};
 pub use lowrank::{diag_lowrank_bottom, LowRankEigOptions, LowRankEigen};
 pub use pca::{energy_dim, EnergyRule, Pca};
-pub use spd::{log_det_inverse_upper, SpdFactor};
+pub use spd::{inverse_from_factor_upper, log_det_factor_upper, log_det_inverse_upper, SpdFactor};
 
 /// Errors of the dense kernels.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]

@@ -5,7 +5,9 @@
 //! - [`SpdFactor`]: `M = U^T U` by `dpotrf` on a row-major buffer, solves by `dpotrs` (DDRTree's
 //!   `M` of eq. 23-24).
 //! - [`log_det_inverse_upper`]: `log det Q = 2 sum log L_ii` by `dpotrf`, then `Q^-1` by `dpotri`,
-//!   in place on the row-major upper triangle (the pair-dual kernels of MPME and ESL).
+//!   in place on the row-major upper triangle (the pair-dual kernels of MPME and ESL); its two
+//!   halves [`log_det_factor_upper`] and [`inverse_from_factor_upper`] apart, for a line search
+//!   that factors trial points and inverts only the accepted one.
 
 use crate::{LinalgError, Result};
 use ndarray::{Array2, ArrayView2};
@@ -83,10 +85,21 @@ impl SpdFactor {
 /// (diagonal included) holds the SPD matrix `Q` (the other triangle is not read). On return the
 /// upper triangle holds `Q^-1`; the strict lower triangle is left as it was.
 ///
-/// `dpotrf` (n^3/3 flops) then `dpotri` (2n^3/3), column-major `uplo = 'L'` on the same buffer.
+/// `dpotrf` (n^3/3 flops) then `dpotri` (2n^3/3), column-major `uplo = 'L'` on the same buffer:
+/// [`log_det_factor_upper`] then [`inverse_from_factor_upper`].
 /// Errors: `Q` not numerically positive definite (the leading minor is named), LAPACK failures.
 pub fn log_det_inverse_upper(qs: &mut [f64], n: usize) -> Result<f64> {
-    assert_eq!(qs.len(), n * n, "log_det_inverse_upper: buffer must hold n x n values");
+    let log_det = log_det_factor_upper(qs, n)?;
+    inverse_from_factor_upper(qs, n)?;
+    Ok(log_det)
+}
+
+/// `log det Q = 2 sum_i log R_ii` for `Q = R^T R`, the factor left in place: `qs` is an n x n
+/// row-major buffer whose upper triangle holds the SPD `Q` (`dpotrf`, n^3/3 flops, column-major
+/// `uplo = 'L'`). What a line search needs at a trial point; [`inverse_from_factor_upper`] then
+/// turns an accepted point's factor into `Q^-1` without factoring again.
+pub fn log_det_factor_upper(qs: &mut [f64], n: usize) -> Result<f64> {
+    assert_eq!(qs.len(), n * n, "log_det_factor_upper: buffer must hold n x n values");
     let uplo = b'L' as c_char;
     let nn = n as c_int;
     let mut info: c_int = 0;
@@ -98,13 +111,22 @@ pub fn log_det_inverse_upper(qs: &mut [f64], n: usize) -> Result<f64> {
     if info < 0 {
         return Err(LinalgError::Lapack { routine: "dpotrf", info });
     }
-    let log_det = 2.0 * (0..n).map(|i| qs[i * n + i].ln()).sum::<f64>();
-    // SAFETY: as above; the buffer now holds the Cholesky factor.
+    Ok(2.0 * (0..n).map(|i| qs[i * n + i].ln()).sum::<f64>())
+}
+
+/// `Q^-1` in the row-major upper triangle of `qs`, which holds the factor left by
+/// [`log_det_factor_upper`] (`dpotri`, 2n^3/3 flops).
+pub fn inverse_from_factor_upper(qs: &mut [f64], n: usize) -> Result<()> {
+    assert_eq!(qs.len(), n * n, "inverse_from_factor_upper: buffer must hold n x n values");
+    let uplo = b'L' as c_char;
+    let nn = n as c_int;
+    let mut info: c_int = 0;
+    // SAFETY: qs is an n x n contiguous buffer holding dpotrf's factor, lda = n.
     unsafe { lapack_sys::dpotri_(&uplo, &nn, qs.as_mut_ptr(), &nn, &mut info) };
     if info != 0 {
         return Err(LinalgError::Lapack { routine: "dpotri", info });
     }
-    Ok(log_det)
+    Ok(())
 }
 
 #[cfg(test)]

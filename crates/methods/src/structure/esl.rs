@@ -226,9 +226,11 @@ impl Embedder for Esl {
 pub(crate) fn info() -> MethodInfo {
     MethodInfo {
         name: "esl",
-        summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (active-set solver over all pairs, or full-space projected L-BFGS / L-BFGS-B), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
+        summary: "Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (active-set solver over all pairs handing dense optima to projected Newton, or full-space projected L-BFGS / L-BFGS-B), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1.",
         reference: "Wang & Li, Learning low-dimensional latent graph structures: a density estimation approach, IEEE TNNLS 2020 (§III, Alg. 1)",
-        version: 1,
+        // 2: the active-set solver hands dense-W problems over to projected Newton (pair_newton.rs):
+        // the same optima to the tolerance, other last digits
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -6,4 +6,5 @@ pub mod meu;
 pub mod mpme;
 pub mod pair_active;
 pub mod pair_dual;
+pub mod pair_newton;
 pub mod spl;

@@ -63,7 +63,7 @@ pub const MAX_ITER_DOC: &str = "iteration limit of the dual solver (active: inne
 pub const DEFAULT_SOLVER: &str = "active";
 
 /// Documentation of the `solver` parameter of MPME and ESL.
-pub const SOLVER_DOC: &str = "dual solver: active = working sets of pairs with a sparse Cholesky and selected inversion, every other pair checked exactly (a dense factor when the working set is too dense for the sparse one to pay); projected = two-metric projected L-BFGS (m = 5; O(m^2 |free set| + m n) work per iteration in parallel chunks, 1.5x to 2.8x faster per iteration than lbfgsb at N = 2007); lbfgsb = the Fortran L-BFGS-B 3.0 reference code (Byrd, Lu, Nocedal & Zhu; m = 10)";
+pub const SOLVER_DOC: &str = "dual solver: active = working sets of pairs with a sparse Cholesky and selected inversion, every other pair checked exactly; when a working set's factor is too dense to pay, projected Newton over all pairs (dense factor, a Woodbury model of the Hessian); projected = two-metric projected L-BFGS (m = 5; O(m^2 |free set| + m n) work per iteration in parallel chunks, 1.5x to 2.8x faster per iteration than lbfgsb at N = 2007); lbfgsb = the Fortran L-BFGS-B 3.0 reference code (Byrd, Lu, Nocedal & Zhu; m = 10)";
 
 /// How a solver is named in the fit notes.
 pub fn solver_label(solver: Solver) -> &'static str {
@@ -120,8 +120,9 @@ param_choice! {
     /// The solver of the pair dual of MPME and ESL.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum PairSolver {
-        /// Working sets with a sparse factor (dense when the working set's factor is too dense to
-        /// pay) and an exact check of every other pair ([`super::pair_active`]).
+        /// Working sets with a sparse factor and an exact check of every other pair
+        /// ([`super::pair_active`]); projected Newton over all pairs once a working set's factor is
+        /// too dense to pay ([`super::pair_newton`]).
         Active = "active",
         /// Two-metric projected L-BFGS over all pairs (dense evaluations).
         Projected = "projected",
@@ -139,7 +140,8 @@ pub struct PairSolution {
     pub f: f64,
     /// `||proj grad f||_inf` over all pairs.
     pub kkt: f64,
-    /// Iterations (the active solver: inner iterations summed, then the dense ones if it handed over).
+    /// Iterations (the active solver: inner iterations summed, then the projected Newton ones if
+    /// it handed over).
     pub iterations: usize,
     /// Objective evaluations.
     pub evaluations: usize,
@@ -199,10 +201,20 @@ pub fn solve_dual(
             let opts = ActiveOptions::new(pgtol, max_iter);
             let a = solve_active(dual, &opts).map_err(|reason| MethodError::Solver { method, reason: format!("active-set solver: {reason}") })?;
             let p = a.profile;
-            let work = format!(
-                "active set (projected L-BFGS m = {} on working sets, sparse Cholesky + selected inversion, exact check of all pairs): {} inner iterations, {} evaluations, {} checks, working set up to {} pairs, sparse nnz(L) up to {}, {} working sets factored densely; {:.2} s analyse, {:.2} s inner, {:.2} s check",
-                opts.memory, a.iterations, a.evaluations, a.checks, a.max_working_set, a.max_nnz_l, a.dense_sets, p.analyse, p.inner, p.check
+            let mut work = format!(
+                "active set (projected L-BFGS m = {} on working sets, sparse Cholesky + selected inversion, exact check of all pairs): {} inner iterations, {} evaluations, {} checks, working set up to {} pairs, sparse nnz(L) up to {}; {:.2} s analyse, {:.2} s inner, {:.2} s check",
+                opts.memory, a.iterations, a.evaluations, a.checks, a.max_working_set, a.max_nnz_l, p.analyse, p.inner, p.check
             );
+            if a.dense_sets > 0 {
+                work.push_str(&format!("; {} working sets factored densely", a.dense_sets));
+            }
+            if a.newton_evaluations > 0 {
+                let nw = p.newton;
+                work.push_str(&format!(
+                    "; handed over to projected Newton over all pairs: {} iterations, {} factorisations ({:.2} s factor, {:.2} s inverse and gradient, {:.2} s model)",
+                    a.newton_iterations, a.newton_evaluations, nw.factor, nw.inverse, nw.model
+                ));
+            }
             drop(f);
             Ok(PairSolution {
                 w: a.packed(dual.n),
@@ -281,11 +293,18 @@ fn mirror_upper(q: &mut Array2<f64>) {
 }
 
 /// The row-major upper triangle (diagonal included) of `Q = a I + b L(W)` in an N x N buffer, the
-/// other triangle left 0: the part `dpotrf` reads as the column-major lower triangle. Written in
-/// storage order (contiguous), unlike the scattered column writes a full symmetric `Q` needs.
+/// other triangle left 0: the part `dpotrf` reads as the column-major lower triangle.
 fn laplacian_upper(n: usize, w: &[f64], a: f64, b: f64) -> Array2<f64> {
     let mut q = Array2::<f64>::zeros((n, n));
-    let qs = q.as_slice_mut().expect("standard layout");
+    fill_laplacian_upper(q.as_slice_mut().expect("standard layout"), n, w, a, b);
+    q
+}
+
+/// Writes the row-major upper triangle (diagonal included) of `Q = a I + b L(W)` into the N x N
+/// buffer `qs` (the strict lower triangle is not touched). Written in storage order
+/// (contiguous), unlike the scattered column writes a full symmetric `Q` needs.
+pub(crate) fn fill_laplacian_upper(qs: &mut [f64], n: usize, w: &[f64], a: f64, b: f64) {
+    assert_eq!(qs.len(), n * n, "fill_laplacian_upper: buffer must hold n x n values");
     let mut deg = vec![0.0f64; n];
     let mut k = 0;
     for i in 0..n {
@@ -301,7 +320,6 @@ fn laplacian_upper(n: usize, w: &[f64], a: f64, b: f64) -> Array2<f64> {
     for i in 0..n {
         qs[i * n + i] = a + b * deg[i];
     }
-    q
 }
 
 /// `log det Q` and `grad[k] = d/dw_k log det Q` for `Q = a I + b L(W)` (module doc); also returns
