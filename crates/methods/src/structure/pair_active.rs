@@ -682,13 +682,7 @@ mod tests {
 
     /// `f` and the full KKT residual of packed weights, densely (independent of the solver).
     fn dense_f_and_kkt(p: &PairDual, w: &[f64]) -> (f64, f64) {
-        let mut g = vec![0.0; w.len()];
-        let ld = log_det_grad(p.n, w, p.a, p.b, &mut g).unwrap();
-        let mut f = -p.h * ld;
-        for k in 0..w.len() {
-            g[k] = p.lin[k] - p.h * g[k];
-            f += p.lin[k] * w[k];
-        }
+        let (f, g) = crate::structure::pair_newton::tests::dense_f_g(p, w);
         (f, projected_gradient_norm(w, &g, &vec![0.0; w.len()], &vec![p.upper; w.len()]))
     }
 

@@ -413,7 +413,7 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::structure::pair_active::{solve_active, ActiveOptions, DENSE_MIN_N};
     use crate::structure::pair_dual::{for_each_pair, log_det_grad, solve_pairs};
@@ -438,8 +438,9 @@ mod tests {
         phi.iter().map(|v| level * (1.0 - contrast * (-20.0 * v).exp())).collect()
     }
 
-    /// `f` and `grad f` of packed weights, densely through the full-space kernel.
-    fn dense_f_g(p: &PairDual, w: &[f64]) -> (f64, Vec<f64>) {
+    /// `f` and `grad f` of packed weights, densely through the full-space kernel (independent
+    /// of the solvers; pair_active's tests use it too).
+    pub(crate) fn dense_f_g(p: &PairDual, w: &[f64]) -> (f64, Vec<f64>) {
         let mut g = vec![0.0; w.len()];
         let ld = log_det_grad(p.n, w, p.a, p.b, &mut g).unwrap();
         let mut f = -p.h * ld;
