@@ -61,8 +61,8 @@ pub const DENSE_MIN_N: usize = 400;
 /// A working set factored densely that holds at least this fraction of all pairs hands the
 /// problem over to projected Newton over all pairs ([`super::pair_newton`]). Its Hessian model
 /// is good when the optimum weights many pairs with near-uniform costs (ESL at small lambda_v:
-/// 15-99% of the pairs; 16 iterations where projected L-BFGS takes 37 on the test problems, 23
-/// against 124 L-BFGS-B iterations on vehicle) and poor on a sparse optimum whose `Q^-1` is far
+/// 13-99% of the pairs; 16 iterations where projected L-BFGS takes 37 on the test problems, 28-69
+/// on Table 1's dense ESL cells where L-BFGS took 400-750) and poor on a sparse optimum whose `Q^-1` is far
 /// from diagonal (an MPME-shaped test problem with 6% of the pairs weighted: 1154 iterations
 /// against 704), which stays with L-BFGS on dense evaluations.
 pub const DENSE_PAIR_FRACTION: f64 = 0.1;
