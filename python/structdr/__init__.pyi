@@ -130,7 +130,7 @@ class Mpme(_Embedding):
     def __init__(self, *, dim: Union[int, str] = 2, lambda_: float = 1.0, C: float = float("inf"), max_iter: int = 20000, tol: float = 1e-05, solver: str = 'active', embedding: str = 'kpca') -> None: ...
 
 class Esl(_Embedding):
-    """Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (active-set solver over all pairs, or full-space projected L-BFGS / L-BFGS-B), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1."""
+    """Embedding via structure learning: perplexity affinities pbar_ij, min_W -(m/2) log det(I + 4L) + lambda sum w_ij (1 - pbar_ij), 0 <= w_ij <= C (active-set solver over all pairs handing dense optima to projected Newton, or full-space projected L-BFGS / L-BFGS-B), lambda = lambda_v * min 2m/(1 - pbar_ij); per-component KPCA of m (I + 4 L_c)^-1."""
     def __init__(self, *, dim: Union[int, str] = 2, lambda_: float = 0.8, C: float = 1.0, perplexity: float = 30.0, max_iter: int = 20000, tol: float = 1e-05, solver: str = 'active') -> None: ...
 
 class RpgTree(_Graph):
