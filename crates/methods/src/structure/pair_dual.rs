@@ -340,17 +340,23 @@ fn log_det_grad_upper(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> 
         return Err(LinalgError::NotFinite { what: "log_det_and_grad" });
     }
     let log_det = structdr_linalg::log_det_inverse_upper(qs, n)?;
-    // column-major lower = row-major upper: qs[i * n + j], j >= i, holds (Q^-1)_ij
+    for_each_pair_resistance(qs, n, |k, r| grad[k] = b * r);
+    Ok((log_det, q))
+}
+
+/// Calls `f(k, r_k)` for every pair `k = (i, j)` in storage order with
+/// `r_k = (Q^-1)_ii + (Q^-1)_jj - 2 (Q^-1)_ij`, read from the row-major upper triangle of `qs`
+/// that `dpotri` left (column-major lower = row-major upper: `qs[i * n + j]`, `j >= i`).
+pub(crate) fn for_each_pair_resistance(qs: &[f64], n: usize, mut f: impl FnMut(usize, f64)) {
     let mut k = 0;
     for i in 0..n {
         let row = &qs[i * n..(i + 1) * n];
         let qii = row[i];
         for j in (i + 1)..n {
-            grad[k] = b * (qii + qs[j * n + j] - 2.0 * row[j]);
+            f(k, qii + qs[j * n + j] - 2.0 * row[j]);
             k += 1;
         }
     }
-    Ok((log_det, q))
 }
 
 /// `log det Q` and its gradient `grad[k] = d/dw_k log det Q` for `Q = a I + b L(W)` (module doc),

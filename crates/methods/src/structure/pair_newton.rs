@@ -41,7 +41,7 @@
 //! Every loop runs in a fixed order: the result does not depend on the thread count.
 
 use super::pair_active::PairDual;
-use super::pair_dual::{fill_laplacian_upper, n_pairs};
+use super::pair_dual::{fill_laplacian_upper, for_each_pair_resistance, n_pairs};
 use ndarray::Array2;
 use structdr_linalg::{inverse_from_factor_upper, log_det_factor_upper, SpdFactor};
 
@@ -128,15 +128,7 @@ impl PairDual<'_> {
         let n = self.n;
         inverse_from_factor_upper(qs, n).map_err(|e| e.to_string())?;
         let hb = self.h * self.b;
-        let mut k = 0;
-        for i in 0..n {
-            let row = &qs[i * n..(i + 1) * n];
-            let zii = row[i];
-            for j in (i + 1)..n {
-                g[k] = self.lin[k] - hb * (zii + qs[j * n + j] - 2.0 * row[j]);
-                k += 1;
-            }
-        }
+        for_each_pair_resistance(qs, n, |k, r| g[k] = self.lin[k] - hb * r);
         let mean_part = 1.0 / (self.a * n as f64);
         for (i, si) in s.iter_mut().enumerate() {
             *si = qs[i * n + i] - mean_part;
