@@ -100,10 +100,20 @@ pub unsafe fn gemm(
 /// As [`gemm`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn syrk_ln(n: usize, k: usize, alpha: f64, a: *const f64, lda: usize, beta: f64, c: *mut f64, ldc: usize) {
+    syrk_lower(b'N', n, k, alpha, a, lda, beta, c, ldc);
+}
+
+/// Lower triangle of `C = alpha op(A) op(A)^T + beta C` (`op(A)` n x k; `trans` `b'N'`: `A A^T`,
+/// `b'T'`: `A^T A`).
+///
+/// # Safety
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn syrk_lower(trans: u8, n: usize, k: usize, alpha: f64, a: *const f64, lda: usize, beta: f64, c: *mut f64, ldc: usize) {
     if n == 0 {
         return;
     }
-    dsyrk_(&ch(b'L'), &ch(b'N'), &i(n), &i(k), &alpha, a, &i(lda), &beta, c, &i(ldc));
+    dsyrk_(&ch(b'L'), &ch(trans), &i(n), &i(k), &alpha, a, &i(lda), &beta, c, &i(ldc));
 }
 
 /// `B = B op(L)^-1` (side right) with `L` lower triangular, non-unit (`B` m x n).

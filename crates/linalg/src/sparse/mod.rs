@@ -81,7 +81,7 @@ pub enum SparseError {
 }
 
 /// Adjacency lists (sorted, duplicate-free) of the undirected graph of `edges`.
-mod blas3;
+pub(crate) mod blas3;
 mod numeric;
 mod ordering;
 mod symbolic;

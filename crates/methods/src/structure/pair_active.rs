@@ -43,7 +43,7 @@
 //! Deterministic: the column blocks are reduced in a fixed order and ties are broken by pair
 //! index, so the result does not depend on the thread count.
 
-use super::pair_dual::{n_pairs, pair_index};
+use super::pair_dual::{n_pairs, pair_index, F_NOISE};
 use super::pair_newton::{projected_gradient_inf, solve_newton, NewtonOptions, NewtonProfile, NEWTON_MEMORY};
 use rayon::prelude::*;
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
@@ -76,12 +76,6 @@ pub const DENSE_PAIR_FRACTION: f64 = 0.1;
 /// Y-and-b at 0.6 with u = 40, 50 (3-4% weighted) is above the bar and hands over, 2.0-2.2 s
 /// against 0.6-0.7 s on working sets (the same optimum either way).
 pub const EARLY_PAIR_FRACTION: f64 = 0.8;
-
-/// Relative accuracy of `f` given to the inner solver ([`BoundedOptions::noise`]): `log det Q`
-/// sums N logarithms of a computed factor, so near the optimum the Armijo decrease falls below
-/// its rounding error (ESL on letter stalls at a KKT residual of 2e-5 without it); the
-/// approximate Wolfe test then accepts steps that the slope shows are progress.
-const F_NOISE: f64 = 1e-11;
 
 /// Restarts of a stalled inner solve on an unchanged working set before the run is called stalled.
 const MAX_RESTARTS: usize = 3;
