@@ -438,16 +438,16 @@ fn hand_over(p: &PairDual, opts: &ActiveOptions, set: &[usize], w: &[f64], mut d
     }
     let t = std::time::Instant::now();
     let newton_opts = NewtonOptions { tol_abs: opts.tol_abs, max_iter: opts.max_iter.saturating_sub(done.iterations), noise: F_NOISE, memory: NEWTON_MEMORY };
-    let r = solve_newton(p, packed, &newton_opts)?;
+    let (r, newton_profile) = solve_newton(p, packed, &newton_opts)?;
     done.profile.inner += t.elapsed().as_secs_f64();
-    done.profile.newton = r.profile;
+    done.profile.newton = newton_profile;
     done.history.extend_from_slice(&r.history[1..]);
     let (mut pairs, mut weights) = (Vec::new(), Vec::new());
     let (mut kkt_inside, mut kkt_outside) = (0.0f64, 0.0f64);
     let mut k = 0;
     for i in 0..n {
         for j in (i + 1)..n {
-            let (v, g) = (r.w[k], r.g[k]);
+            let (v, g) = (r.x[k], r.gradient[k]);
             let pg = ((v - g).max(0.0).min(p.upper) - v).abs();
             if v > 0.0 {
                 pairs.push((i, j));
@@ -459,13 +459,13 @@ fn hand_over(p: &PairDual, opts: &ActiveOptions, set: &[usize], w: &[f64], mut d
             k += 1;
         }
     }
-    debug_assert_eq!(kkt_inside.max(kkt_outside), projected_gradient_inf(&r.w, &r.g, p.upper));
+    debug_assert_eq!(kkt_inside.max(kkt_outside), projected_gradient_inf(&r.x, &r.gradient, p.upper));
     Ok(ActiveResult {
         max_working_set: done.max_ws.max(set.len()).max(pairs.len()),
         pairs,
         w: weights,
         f: r.f,
-        kkt: r.kkt,
+        kkt: r.projected_gradient_norm,
         kkt_inside,
         kkt_outside,
         converged: r.converged,

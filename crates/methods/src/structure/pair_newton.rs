@@ -46,6 +46,7 @@ use super::pair_active::PairDual;
 use super::pair_dual::{fill_laplacian_upper, for_each_pair_resistance, n_pairs};
 use ndarray::Array2;
 use structdr_linalg::{inverse_from_factor_upper, log_det_factor_upper, SpdFactor};
+use structdr_numerics::optim::BoundedResult;
 
 /// Limited-memory corrections kept on top of the model: with 5, ESL-shaped test problems take
 /// 12 to 34 iterations where the model alone takes 28 to 100.
@@ -82,31 +83,6 @@ pub struct NewtonProfile {
     pub inverse: f64,
     /// The model: `K`'s assembly, factor and solve, the direction.
     pub model: f64,
-}
-
-/// The outcome of [`solve_newton`].
-#[derive(Debug, Clone)]
-pub struct NewtonResult {
-    /// The weights of all N(N-1)/2 pairs (storage order).
-    pub w: Vec<f64>,
-    /// `f(w)`.
-    pub f: f64,
-    /// `grad f(w)`.
-    pub g: Vec<f64>,
-    /// `||proj grad f(w)||_inf` over all pairs.
-    pub kkt: f64,
-    /// Whether `kkt <= tol_abs`.
-    pub converged: bool,
-    /// Newton iterations (accepted steps).
-    pub iterations: usize,
-    /// Factorisations (trial points, the start included).
-    pub evaluations: usize,
-    /// Why it stopped.
-    pub message: String,
-    /// `f` at the start and after every iteration.
-    pub history: Vec<f64>,
-    /// Where the time went.
-    pub profile: NewtonProfile,
 }
 
 /// `||P[w - g] - w||_inf` for the box `[0, upper]` (optim's projected-gradient norm, without
@@ -300,8 +276,11 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Minimises the pair dual `p` by projected Newton steps on the model of the module doc, from the
-/// packed weights `w0` (all N(N-1)/2 pairs, inside the bounds).
-pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<NewtonResult, String> {
+/// packed weights `w0` (all N(N-1)/2 pairs, inside the bounds). Returns the outcome in the
+/// bounded solvers' form (`x` the weights, `projected_gradient_norm` the KKT residual over all
+/// pairs, `evaluations` the factorisations, the start included; `converged` means
+/// `projected_gradient_norm <= tol_abs`) and where the time went.
+pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<(BoundedResult, NewtonProfile), String> {
     let n = p.n;
     let np = n_pairs(n);
     assert_eq!(w0.len(), np, "solve_newton: one weight per pair");
@@ -411,7 +390,8 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
         iterations += 1;
         history.push(f);
     };
-    Ok(NewtonResult { w, f, g, kkt, converged, iterations, evaluations, message, history, profile })
+    let result = BoundedResult { x: w, f, gradient: g, iterations, evaluations, projected_gradient_norm: kkt, converged, message, history };
+    Ok((result, profile))
 }
 
 #[cfg(test)]
@@ -523,7 +503,7 @@ pub(crate) mod tests {
         let unbounded = PairDual { n, a: 1.0, b: 4.0, h: 1.0, lin: &dense_lin, upper: f64::INFINITY };
         // an upper bound between the smallest and the largest weight of the unbounded optimum
         let w0 =
-            solve_newton(&unbounded, vec![0.0; n_pairs(n)], &NewtonOptions { tol_abs: 1e-6, max_iter: 500, noise: 1e-11, memory: NEWTON_MEMORY }).unwrap().w;
+            solve_newton(&unbounded, vec![0.0; n_pairs(n)], &NewtonOptions { tol_abs: 1e-6, max_iter: 500, noise: 1e-11, memory: NEWTON_MEMORY }).unwrap().0.x;
         let (lo, hi) = w0.iter().filter(|&&v| v > 0.0).fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
         let cases = [
             unbounded,
@@ -533,17 +513,17 @@ pub(crate) mod tests {
         ];
         for (c, p) in cases.iter().enumerate() {
             let tol = 1e-9;
-            let r = solve_newton(p, vec![0.0; n_pairs(n)], &NewtonOptions { tol_abs: tol, max_iter: 5000, noise: 1e-11, memory: NEWTON_MEMORY }).unwrap();
+            let (r, _) = solve_newton(p, vec![0.0; n_pairs(n)], &NewtonOptions { tol_abs: tol, max_iter: 5000, noise: 1e-11, memory: NEWTON_MEMORY }).unwrap();
             assert!(
                 r.converged,
                 "case {c}: {} after {} iterations, KKT {:.3e}, f history tail {:?}",
                 r.message,
                 r.iterations,
-                r.kkt,
+                r.projected_gradient_norm,
                 &r.history[r.history.len().saturating_sub(5)..]
             );
-            let (f, g) = dense_f_g(p, &r.w);
-            let kkt = projected_gradient_inf(&r.w, &g, p.upper);
+            let (f, g) = dense_f_g(p, &r.x);
+            let kkt = projected_gradient_inf(&r.x, &g, p.upper);
             assert!(kkt <= tol, "case {c}: dense KKT residual {kkt:.3e}");
             assert!((f - r.f).abs() <= 1e-12 * f.abs(), "case {c}: f {f} against the solver's {}", r.f);
             let full = solve_pairs("test", Solver::Projected, n_pairs(n), p.upper, 50_000, tol, |w, g| {
@@ -553,12 +533,12 @@ pub(crate) mod tests {
             })
             .unwrap();
             assert!((full.f - r.f).abs() <= 1e-8 * full.f.abs(), "case {c}: Newton f = {} full-space f = {}", r.f, full.f);
-            let weighted = r.w.iter().filter(|&&v| v > 0.0).count();
+            let weighted = r.x.iter().filter(|&&v| v > 0.0).count();
             if c < 2 {
                 assert!(weighted > n_pairs(n) / 2, "case {c}: {weighted} of {} pairs weighted: the test wants a dense optimum", n_pairs(n));
             }
             if c == 1 {
-                let at_bound = r.w.iter().filter(|&&v| v == p.upper).count();
+                let at_bound = r.x.iter().filter(|&&v| v == p.upper).count();
                 assert!(at_bound > 0 && at_bound < weighted, "case {c}: {at_bound} of {weighted} weights at the upper bound");
             }
             eprintln!("case {c}: {} Newton iterations ({} factorisations), {} of L-BFGS; {weighted} weighted", r.iterations, r.evaluations, full.iterations);
@@ -593,7 +573,7 @@ pub(crate) mod tests {
         let w = a.packed(n);
         let (f, g) = dense_f_g(&p, &w);
         assert!(projected_gradient_inf(&w, &g, p.upper) <= tol);
-        let newton = solve_newton(&p, vec![0.0; n_pairs(n)], &NewtonOptions { tol_abs: tol, max_iter: 500, noise: 1e-11, memory: NEWTON_MEMORY }).unwrap();
+        let (newton, _) = solve_newton(&p, vec![0.0; n_pairs(n)], &NewtonOptions { tol_abs: tol, max_iter: 500, noise: 1e-11, memory: NEWTON_MEMORY }).unwrap();
         assert!((f - newton.f).abs() <= 1e-8 * f.abs(), "handed over: f = {f}; Newton from 0: {}", newton.f);
     }
 }
