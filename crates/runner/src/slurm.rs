@@ -109,9 +109,13 @@ pub fn check_time(t: &str) -> Result<()> {
 }
 
 /// Environment the tasks need that Slurm would not carry to another node on its own, as set in
-/// this process.
+/// this process. An empty value means unset (the justfile exports `OPENBLAS_CORETYPE=""` on a CPU
+/// without AVX-512, leaving OpenBLAS to pick its kernels) and is not carried.
 fn exports_from_env() -> Vec<(String, String)> {
-    ["OPENBLAS_CORETYPE", "STRUCTDR_MIRROR", "STRUCTDR_DATA"].iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v))).collect()
+    ["OPENBLAS_CORETYPE", "STRUCTDR_MIRROR", "STRUCTDR_DATA"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()).map(|v| (k.to_string(), v)))
+        .collect()
 }
 
 /// Everything a pair of scripts is made of, as text: what [`render`] interpolates, each value

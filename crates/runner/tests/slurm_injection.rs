@@ -279,6 +279,18 @@ fn partition_time_and_id_follow_slurms_syntax() {
         let array = std::fs::read_to_string(d.join("r/good.id_1-x/slurm/array.sbatch")).unwrap();
         assert!(array.contains(&format!("#SBATCH --time='{t}'\n")) && array.contains("#SBATCH --partition='short,long'\n"), "{array}");
     }
+    // an empty OPENBLAS_CORETYPE (what the justfile exports on a CPU without AVX-512) means unset:
+    // not an error, and not carried into the scripts
+    let out = Command::new(env!("CARGO_BIN_EXE_structdr"))
+        .current_dir(d)
+        .env("STRUCTDR_NO_REEXEC", "1")
+        .env("OPENBLAS_CORETYPE", "")
+        .args(["slurm", "s.toml", "--tasks", "2", "--results", "r"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "empty OPENBLAS_CORETYPE: {}", String::from_utf8_lossy(&out.stderr));
+    let array = std::fs::read_to_string(d.join("r/good.id_1-x/slurm/array.sbatch")).unwrap();
+    assert!(!array.contains("OPENBLAS_CORETYPE"), "{array}");
     for t in ["1:2:3:4", "1-", "1h", "tomorrow"] {
         let out = slurm(&["--time", t]);
         assert_eq!(out.status.code(), Some(1), "--time {t} accepted");
