@@ -23,6 +23,7 @@
 use ndarray::Array2;
 use serde_json::Value;
 use structdr_methods::neighbour::tsne::{joint_affinities, Gradient, Schedule, Tsne, TsneInit};
+use structdr_numerics::stats::median;
 
 fn matrix(v: &Value) -> Array2<f64> {
     let rows: Vec<Vec<f64>> = v.as_array().unwrap().iter().map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()).collect();
@@ -50,17 +51,6 @@ fn mann_whitney_z(a: &[f64], b: &[f64]) -> f64 {
         .sum();
     let (n1, n2) = (a.len() as f64, b.len() as f64);
     (u - n1 * n2 / 2.0) / (n1 * n2 * (n1 + n2 + 1.0) / 12.0).sqrt()
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
-    }
 }
 
 /// The two checks of the module doc on our and scikit-learn's end-point KLs.

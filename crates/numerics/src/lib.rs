@@ -12,6 +12,7 @@
 //! | perplexity-calibrated affinities | [`affinities`] |
 //! | kernel PCA on a kernel, bottom non-trivial eigenvectors | [`spectral`] |
 //! | bound-constrained L-BFGS (Fortran L-BFGS-B and projected), simplex projections | [`optim`] |
+//! | the median of a small sample | [`stats`] |
 //!
 //! Every routine is deterministic: parallel work is split into blocks whose size depends on the
 //! problem only, and reductions run in a fixed order, so results are bit-identical at any thread
@@ -26,6 +27,7 @@ pub mod neighbours;
 pub mod optim;
 pub mod progress;
 pub mod spectral;
+pub mod stats;
 
 use ndarray::ArrayView2;
 

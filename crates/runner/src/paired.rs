@@ -20,20 +20,7 @@ pub const CONFIDENCE: f64 = 0.90;
 /// Bootstrap resamples per case.
 const RESAMPLES: usize = 2000;
 
-/// Median of `v` (NaN when empty).
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
-    }
-}
+pub use structdr_numerics::stats::median;
 
 /// The verdict on one speed case from paired samples.
 #[derive(Debug, Clone, PartialEq)]
