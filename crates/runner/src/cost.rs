@@ -7,11 +7,17 @@
 //! records of the same method on the same data set (any method version: a version bump rarely
 //! changes the cost much). A fit shared by several cells ([`crate::keys::fit_key`]) is counted
 //! once, its evaluations once per cell, as [`crate::exec::run`] computes them.
+//!
+//! The same per-cell costs order a run's work: [`crate::exec::run`] starts the fits expected to
+//! take longest first ([`longest_first`]), so a long cell never starts last and leaves the other
+//! threads idle at the end (list scheduling in decreasing order, Graham 1969: the run ends within
+//! 4/3 of the best possible split of the fits over the threads). The wall estimate is the end of
+//! that schedule ([`list_schedule_seconds`]), not the core seconds divided by the threads.
 
 use crate::cells::Cell;
 use crate::keys::fit_key;
 use crate::store::{Record, Store};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A run's cost, estimated from a record store.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,6 +33,9 @@ pub struct CostEstimate {
     /// Single-core seconds of fits and evaluations of the estimated cells: the sum over distinct
     /// fits of the fit's seconds, plus every cell's evaluation seconds.
     pub core_seconds: f64,
+    /// The same seconds per distinct fit (the fit and its cells' evaluations), the units a run
+    /// schedules on its threads.
+    pub jobs: Vec<f64>,
 }
 
 /// Mean fit and evaluation seconds of one (method, data set) over a store's records.
@@ -41,33 +50,110 @@ struct MeanCost {
 /// store's records are read in full only when some cell has no record of its own.
 pub fn estimate<'a>(store: &Store, todo: impl IntoIterator<Item = &'a Cell>) -> CostEstimate {
     let todo: Vec<&Cell> = todo.into_iter().collect();
-    let own: Vec<Option<Record>> = todo.iter().map(|c| store.get(&c.hash)).collect();
-    let means = if own.iter().any(Option::is_none) { mean_costs(store) } else { HashMap::new() };
+    let lookup = CellCosts::new(store, &todo);
     let mut est = CostEstimate { cells: todo.len(), ..CostEstimate::default() };
-    let mut fits_counted: HashSet<String> = HashSet::new();
-    for (cell, own) in todo.iter().zip(&own) {
-        let (fit, eval) = match own {
-            Some(r) => {
+    let mut job_of: HashMap<String, usize> = HashMap::new();
+    for (k, cell) in todo.iter().enumerate() {
+        let (fit, eval) = match lookup.get(k, cell) {
+            Some((fit, eval, Source::Own)) => {
                 est.from_own_record += 1;
-                (r.fit_seconds, r.eval_seconds)
+                (fit, eval)
             }
-            None => match means.get(&(cell.key.method.clone(), cell.key.dataset.clone())) {
-                Some(m) => {
-                    est.from_similar += 1;
-                    (m.fit, m.eval)
-                }
-                None => {
-                    est.unknown += 1;
-                    continue;
-                }
-            },
+            Some((fit, eval, Source::Similar)) => {
+                est.from_similar += 1;
+                (fit, eval)
+            }
+            None => {
+                est.unknown += 1;
+                continue;
+            }
         };
-        if fits_counted.insert(fit_key(&cell.key).hash()) {
+        let next = est.jobs.len();
+        let job = *job_of.entry(fit_key(&cell.key).hash()).or_insert_with(|| next);
+        if job == next {
+            est.jobs.push(0.0);
             est.core_seconds += fit;
+            est.jobs[job] += fit;
         }
         est.core_seconds += eval;
+        est.jobs[job] += eval;
     }
     est
+}
+
+/// The estimated seconds of each group of cells sharing one fit (the fit once, every member's
+/// evaluation), `None` when no member has an estimate.
+pub fn group_seconds(store: &Store, groups: &[Vec<&Cell>]) -> Vec<Option<f64>> {
+    let all: Vec<&Cell> = groups.iter().flatten().copied().collect();
+    let lookup = CellCosts::new(store, &all);
+    let mut k = 0;
+    groups
+        .iter()
+        .map(|members| {
+            let mut total: Option<f64> = None;
+            for (m, cell) in members.iter().enumerate() {
+                if let Some((fit, eval, _)) = lookup.get(k, cell) {
+                    *total.get_or_insert(0.0) += eval + if m == 0 { fit } else { 0.0 };
+                }
+                k += 1;
+            }
+            total
+        })
+        .collect()
+}
+
+/// The order in which to start jobs of the given estimated seconds: those without an estimate
+/// first (they may be long, and nothing says otherwise), then by decreasing estimate; ties keep
+/// their given order.
+pub fn longest_first(seconds: &[Option<f64>]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..seconds.len()).collect();
+    order.sort_by(|&a, &b| match (seconds[a], seconds[b]) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (Some(x), Some(y)) => y.total_cmp(&x),
+    });
+    order
+}
+
+/// When `threads` workers finish `jobs` (seconds each) taken in the given order, each worker
+/// taking the next job as soon as it is free: the length of that schedule.
+pub fn list_schedule_seconds(jobs: &[f64], threads: usize) -> f64 {
+    let mut free_at = vec![0.0f64; threads.max(1)];
+    for &job in jobs {
+        let earliest = free_at.iter_mut().min_by(|a, b| a.total_cmp(b)).expect("at least one worker");
+        *earliest += job;
+    }
+    free_at.into_iter().fold(0.0, f64::max)
+}
+
+/// Where a cell's estimate came from.
+enum Source {
+    Own,
+    Similar,
+}
+
+/// Each cell's (fit, evaluation) seconds: its own record's, or the mean of its method's on its
+/// data set.
+struct CellCosts {
+    own: Vec<Option<Record>>,
+    means: HashMap<(String, String), MeanCost>,
+}
+
+impl CellCosts {
+    fn new(store: &Store, cells: &[&Cell]) -> CellCosts {
+        let own: Vec<Option<Record>> = cells.iter().map(|c| store.get(&c.hash)).collect();
+        let means = if own.iter().any(Option::is_none) { mean_costs(store) } else { HashMap::new() };
+        CellCosts { own, means }
+    }
+
+    /// The `k`-th cell of those given to [`CellCosts::new`].
+    fn get(&self, k: usize, cell: &Cell) -> Option<(f64, f64, Source)> {
+        match &self.own[k] {
+            Some(r) => Some((r.fit_seconds, r.eval_seconds, Source::Own)),
+            None => self.means.get(&(cell.key.method.clone(), cell.key.dataset.clone())).map(|m| (m.fit, m.eval, Source::Similar)),
+        }
+    }
 }
 
 fn mean_costs(store: &Store) -> HashMap<(String, String), MeanCost> {
@@ -102,10 +188,12 @@ pub fn human_seconds(s: f64) -> String {
 }
 
 impl CostEstimate {
-    /// Estimated wall seconds on `threads` parallel cells (the cells of a run are independent;
-    /// a run of fewer cells than threads does not fill them, so this is a lower bound there).
+    /// Estimated wall seconds on `threads` parallel cells: the end of the longest-first schedule
+    /// of [`CostEstimate::jobs`] (module doc), and never less than the core seconds shared evenly.
     pub fn wall_seconds(&self, threads: usize) -> f64 {
-        self.core_seconds / threads.max(1) as f64
+        let mut jobs = self.jobs.clone();
+        jobs.sort_by(|a, b| b.total_cmp(a));
+        (self.core_seconds / threads.max(1) as f64).max(list_schedule_seconds(&jobs, threads))
     }
 
     /// The lines a run prints before computing (empty when there is nothing to say: no cells,
@@ -150,7 +238,7 @@ mod tests {
 
     #[test]
     fn the_note_counts_sources_and_warns_only_for_long_runs() {
-        let short = CostEstimate { cells: 3, from_own_record: 1, from_similar: 2, unknown: 0, core_seconds: 120.0 };
+        let short = CostEstimate { cells: 3, from_own_record: 1, from_similar: 2, unknown: 0, core_seconds: 120.0, jobs: vec![] };
         let lines = short.note(2);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].contains("2.0 min of single-core") && lines[0].contains("about 60 s on 2 threads"), "{}", lines[0]);
@@ -164,6 +252,31 @@ mod tests {
         assert!(lines[0].contains("none (500 cells") && lines[1].starts_with("warning:"), "{lines:?}");
         assert!(CostEstimate { cells: 5, unknown: 5, ..CostEstimate::default() }.note(2).is_empty());
         assert!(CostEstimate::default().note(2).is_empty());
+    }
+
+    #[test]
+    fn longest_first_puts_unknown_then_decreasing_estimates_and_keeps_ties_in_order() {
+        assert_eq!(longest_first(&[Some(1.0), None, Some(5.0), Some(5.0), Some(2.0), None]), vec![1, 5, 2, 3, 4, 0]);
+        assert_eq!(longest_first(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_long_job_started_last_lengthens_the_schedule_and_longest_first_does_not() {
+        // four 1 s jobs then a 4 s job on two workers: the 4 s job starts at 2 s and ends at 6 s;
+        // started first, it runs beside the four short ones and the schedule ends at 4 s
+        assert_eq!(list_schedule_seconds(&[1.0, 1.0, 1.0, 1.0, 4.0], 2), 6.0);
+        assert_eq!(list_schedule_seconds(&[4.0, 1.0, 1.0, 1.0, 1.0], 2), 4.0);
+        // a worker takes the next job when it is free: 5 | 4, then 3 on the second (7), 3 on the
+        // first (8), 3 on the second (10)
+        assert_eq!(list_schedule_seconds(&[5.0, 4.0, 3.0, 3.0, 3.0], 2), 10.0);
+        assert_eq!(list_schedule_seconds(&[2.0, 3.0], 1), 5.0);
+        assert_eq!(list_schedule_seconds(&[], 2), 0.0);
+        // the wall estimate is that schedule's end in longest-first order, at least core / threads
+        let est = CostEstimate { cells: 5, from_own_record: 5, core_seconds: 8.0, jobs: vec![1.0, 1.0, 1.0, 1.0, 4.0], ..CostEstimate::default() };
+        assert_eq!(est.wall_seconds(2), 4.0);
+        let est = CostEstimate { cells: 3, from_own_record: 3, core_seconds: 8.0, jobs: vec![1.0, 6.0, 1.0], ..CostEstimate::default() };
+        assert_eq!(est.wall_seconds(2), 6.0);
+        assert_eq!(est.wall_seconds(1), 8.0);
     }
 
     #[test]

@@ -567,8 +567,18 @@ impl Pass<'_> {
             });
             groups[g].push(i);
         }
-        let new: Vec<(usize, Outcome)> = groups
-            .par_iter()
+        // Longest expected first, each thread taking the next group when it is free (the
+        // bridge hands out one item at a time, in order): a long fit never starts last while
+        // the other threads run out of work (crate::cost's module doc). Cells are independent,
+        // so the order changes no result.
+        let order = {
+            let cells: Vec<Vec<&Cell>> = groups.iter().map(|g| g.iter().map(|&i| &results[i].0).collect()).collect();
+            crate::cost::longest_first(&crate::cost::group_seconds(store, &cells))
+        };
+        let new: Vec<(usize, Outcome)> = order
+            .into_iter()
+            .map(|g| &groups[g])
+            .par_bridge()
             .flat_map_iter(|members| {
                 let mut out: Vec<(usize, Outcome)> = Vec::with_capacity(members.len());
                 // Claim the group's cells first: a cell another run finished since the scan is read

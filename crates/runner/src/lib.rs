@@ -19,7 +19,7 @@
 //! | [`store`] | records (checksums, claims, adoption of unversioned records, prune, seal), the fit cache (`fits`), the committed figure panels (`panels`), which spec files write into a store (`ledger`): reads and writes, never fits |
 //! | [`stopping`] | why a recorded fit stopped: the record's typed reason, or what an older record allows to infer |
 //! | [`progress`] | the progress bar or log lines of a run |
-//! | [`cost`] | what a run's missing cells will cost, estimated from the store's records before it starts |
+//! | [`cost`] | what a run's missing cells will cost, estimated from the store's records before it starts, and the order [`exec`] starts them in (longest expected first) |
 //! | [`outputs`] | what a fit's output is scored and drawn as (the `n_selected` rule), a graph as an edge-list CSV |
 //! | [`external`] | running an external method's command for one fit |
 //! | [`exec`] | the one place fits run: grid cells ([`exec::run`]) and fit-only cells ([`exec::fit_only`]), in parallel with BLAS single-threaded, through the committed panels and the fit cache |

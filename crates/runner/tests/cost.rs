@@ -53,6 +53,17 @@ grid = { n_selected = [1, 2] }
         + ls_fits[0]
         + recs.iter().filter(|r| r.key.method == "ls").map(|r| r.eval_seconds).sum::<f64>();
     assert!((est.core_seconds - want).abs() <= 1e-12 * want.max(1.0), "{} vs {want}", est.core_seconds);
+    // the units a run schedules: LE's three fits and LS's one shared fit with its two evaluations
+    assert_eq!(est.jobs.len(), 4);
+    assert!((est.jobs.iter().sum::<f64>() - est.core_seconds).abs() <= 1e-12 * want.max(1.0));
+    let groups: Vec<Vec<&structdr::cells::Cell>> = vec![
+        cells.iter().filter(|c| c.key.method == "ls").collect(),
+        cells.iter().filter(|c| c.key.method == "le").take(1).collect(),
+    ];
+    let by_group = structdr::cost::group_seconds(&store, &groups);
+    let ls_group = ls_fits[0] + recs.iter().filter(|r| r.key.method == "ls").map(|r| r.eval_seconds).sum::<f64>();
+    let le_first = cells.iter().position(|c| c.key.method == "le").unwrap();
+    assert_eq!(by_group, vec![Some(ls_group), Some(recs[le_first].fit_seconds + recs[le_first].eval_seconds)]);
     // without its own record, an LE cell costs the mean of the other LE records
     let le: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].key.method == "le").collect();
     std::fs::remove_file(plan.output_dir(&results).join("records").join(format!("{}.json", cells[le[0]].hash))).unwrap();
@@ -64,4 +75,76 @@ grid = { n_selected = [1, 2] }
     let empty = structdr::store::Store::open(&dir.path().join("empty")).unwrap();
     let est = structdr::cost::estimate(&empty, &cells);
     assert_eq!((est.unknown, est.core_seconds), (5, 0.0));
+}
+
+/// A run starts the fits its records say take longest first. With one thread the cells finish in
+/// the order they start, so the progress lines of a `--force` rerun follow the first run's
+/// recorded seconds, largest first, whatever the spec's order.
+#[test]
+fn a_run_starts_the_cells_expected_to_take_longest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("order.toml");
+    std::fs::write(
+        &spec,
+        r#"
+id = "order"
+title = "order"
+seed = 1
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "three_clusters"
+params = { n = 150 }
+
+[[method]]
+name = "pca"
+label = "m-pca"
+grid = { dim = 2 }
+
+[[method]]
+name = "le"
+label = "m-le"
+grid = { dim = 2, k = 6 }
+
+[[method]]
+name = "tsne"
+label = "m-tsne"
+grid = { dim = 2, max_iter = 300 }
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_structdr"))
+            .args(["run", spec.to_str().unwrap(), "--results", results.to_str().unwrap(), "-j", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    run(&[]);
+    let plan = structdr::spec::load(&spec).unwrap();
+    let store = structdr::store::Store::open_in(&plan.output_dir(&results)).unwrap();
+    let mut recorded: Vec<(f64, String)> = store
+        .records()
+        .unwrap()
+        .into_iter()
+        .filter_map(|(_, r)| r)
+        .map(|r| (r.fit_seconds + r.eval_seconds, format!("m-{}", r.key.method)))
+        .collect();
+    assert_eq!(recorded.len(), 3);
+    // ties (never seen: the seconds are measured to the nanosecond) keep the spec's order
+    let spec_order = |label: &str| ["m-pca", "m-le", "m-tsne"].iter().position(|l| *l == label).unwrap();
+    recorded.sort_by(|a, b| b.0.total_cmp(&a.0).then(spec_order(&a.1).cmp(&spec_order(&b.1))));
+    let want: Vec<String> = recorded.into_iter().map(|(_, label)| label).collect();
+    let log = run(&["--force"]);
+    let done: Vec<String> = log
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .map(|l| l.split(" / ").nth(1).unwrap().split(' ').next().unwrap().trim_end_matches(':').to_string())
+        .collect();
+    assert_eq!(done, want, "{log}");
 }
