@@ -56,10 +56,8 @@ grid = { n_selected = [1, 2] }
     // the units a run schedules: LE's three fits and LS's one shared fit with its two evaluations
     assert_eq!(est.jobs.len(), 4);
     assert!((est.jobs.iter().sum::<f64>() - est.core_seconds).abs() <= 1e-12 * want.max(1.0));
-    let groups: Vec<Vec<&structdr::cells::Cell>> = vec![
-        cells.iter().filter(|c| c.key.method == "ls").collect(),
-        cells.iter().filter(|c| c.key.method == "le").take(1).collect(),
-    ];
+    let groups: Vec<Vec<&structdr::cells::Cell>> =
+        vec![cells.iter().filter(|c| c.key.method == "ls").collect(), cells.iter().filter(|c| c.key.method == "le").take(1).collect()];
     let by_group = structdr::cost::group_seconds(&store, &groups);
     let ls_group = ls_fits[0] + recs.iter().filter(|r| r.key.method == "ls").map(|r| r.eval_seconds).sum::<f64>();
     let le_first = cells.iter().position(|c| c.key.method == "le").unwrap();
@@ -128,13 +126,8 @@ grid = { dim = 2, max_iter = 300 }
     run(&[]);
     let plan = structdr::spec::load(&spec).unwrap();
     let store = structdr::store::Store::open_in(&plan.output_dir(&results)).unwrap();
-    let mut recorded: Vec<(f64, String)> = store
-        .records()
-        .unwrap()
-        .into_iter()
-        .filter_map(|(_, r)| r)
-        .map(|r| (r.fit_seconds + r.eval_seconds, format!("m-{}", r.key.method)))
-        .collect();
+    let mut recorded: Vec<(f64, String)> =
+        store.records().unwrap().into_iter().filter_map(|(_, r)| r).map(|r| (r.fit_seconds + r.eval_seconds, format!("m-{}", r.key.method))).collect();
     assert_eq!(recorded.len(), 3);
     // ties (never seen: the seconds are measured to the nanosecond) keep the spec's order
     let spec_order = |label: &str| ["m-pca", "m-le", "m-tsne"].iter().position(|l| *l == label).unwrap();
