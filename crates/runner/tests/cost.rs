@@ -146,3 +146,52 @@ grid = { dim = 2, max_iter = 300 }
         .collect();
     assert_eq!(done, want, "{log}");
 }
+
+/// With nothing recorded, a run starts the cells of its largest data set first: the sample count
+/// is the only size known before a fit. The spec lists the small set first; with one thread the
+/// progress lines show the order the cells started in.
+#[test]
+fn an_empty_store_starts_the_largest_data_set_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("size.toml");
+    std::fs::write(
+        &spec,
+        r#"
+id = "size"
+title = "size"
+seed = 1
+
+[evaluation]
+protocols = ["loocv"]
+
+[[dataset]]
+name = "three_clusters"
+label = "small"
+params = { n = 60 }
+
+[[dataset]]
+name = "three_clusters"
+label = "large"
+params = { n = 240 }
+
+[[dataset]]
+name = "three_clusters"
+label = "medium"
+params = { n = 120 }
+
+[[method]]
+name = "le"
+grid = { dim = 2, k = [5, 6] }
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_structdr"))
+        .args(["run", spec.to_str().unwrap(), "--results", results.to_str().unwrap(), "-j", "1"])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let sets: Vec<&str> = log.lines().filter(|l| l.starts_with('[')).map(|l| l.split("] ").nth(1).unwrap().split(" / ").next().unwrap()).collect();
+    assert_eq!(sets, ["large", "large", "medium", "medium", "small", "small"], "{log}");
+}
