@@ -119,16 +119,7 @@ grid = { dim = 2, max_iter = 300 }
     )
     .unwrap();
     let results = dir.path().join("results");
-    let run = |extra: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_structdr"))
-            .args(["run", spec.to_str().unwrap(), "--results", results.to_str().unwrap(), "-j", "1"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
-    run(&[]);
+    run_one_thread(&spec, &results, &[]);
     let plan = structdr::spec::load(&spec).unwrap();
     let store = structdr::store::Store::open_in(&plan.output_dir(&results)).unwrap();
     let mut recorded: Vec<(f64, String)> =
@@ -138,13 +129,31 @@ grid = { dim = 2, max_iter = 300 }
     let spec_order = |label: &str| ["m-pca", "m-le", "m-tsne"].iter().position(|l| *l == label).unwrap();
     recorded.sort_by(|a, b| b.0.total_cmp(&a.0).then(spec_order(&a.1).cmp(&spec_order(&b.1))));
     let want: Vec<String> = recorded.into_iter().map(|(_, label)| label).collect();
-    let log = run(&["--force"]);
-    let done: Vec<String> = log
+    let (done, log) = run_one_thread(&spec, &results, &["--force"]);
+    let labels: Vec<String> = done.iter().map(|(_, method)| method.split(' ').next().unwrap().trim_end_matches(':').to_string()).collect();
+    assert_eq!(labels, want, "{log}");
+}
+
+/// `structdr run SPEC --results RESULTS -j 1 EXTRA`, which must succeed: the (data set, rest of
+/// the line) of every cell's progress line, in the order the cells finished (with one thread, the
+/// order they started), and the whole log.
+fn run_one_thread(spec: &std::path::Path, results: &std::path::Path, extra: &[&str]) -> (Vec<(String, String)>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_structdr"))
+        .args(["run", spec.to_str().unwrap(), "--results", results.to_str().unwrap(), "-j", "1"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    let done = log
         .lines()
         .filter(|l| l.starts_with('['))
-        .map(|l| l.split(" / ").nth(1).unwrap().split(' ').next().unwrap().trim_end_matches(':').to_string())
+        .map(|l| {
+            let (set, rest) = l.split_once("] ").unwrap().1.split_once(" / ").unwrap();
+            (set.to_string(), rest.to_string())
+        })
         .collect();
-    assert_eq!(done, want, "{log}");
+    (done, log)
 }
 
 /// With nothing recorded, a run starts the cells of its largest data set first: the sample count
@@ -185,13 +194,7 @@ grid = { dim = 2, k = [5, 6] }
 "#,
     )
     .unwrap();
-    let results = dir.path().join("results");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_structdr"))
-        .args(["run", spec.to_str().unwrap(), "--results", results.to_str().unwrap(), "-j", "1"])
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
-    let sets: Vec<&str> = log.lines().filter(|l| l.starts_with('[')).map(|l| l.split("] ").nth(1).unwrap().split(" / ").next().unwrap()).collect();
+    let (done, log) = run_one_thread(&spec, &dir.path().join("results"), &[]);
+    let sets: Vec<&str> = done.iter().map(|(set, _)| set.as_str()).collect();
     assert_eq!(sets, ["large", "large", "medium", "medium", "small", "small"], "{log}");
 }
