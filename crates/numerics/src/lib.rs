@@ -52,6 +52,15 @@ pub enum NumericsError {
         /// Their sizes, in the order of their lowest vertex.
         sizes: Vec<usize>,
     },
+    /// The data do not determine the answer: e.g. an eigenspace the result is built from is tied
+    /// with the next eigenvalue at rounding level, so any choice would be the eigensolver's.
+    #[error("{what}: the data do not determine the result: {reason}")]
+    Degenerate {
+        /// The routine that found it.
+        what: &'static str,
+        /// Why, in words.
+        reason: String,
+    },
     /// A dense kernel failed.
     #[error(transparent)]
     Linalg(#[from] structdr_linalg::LinalgError),

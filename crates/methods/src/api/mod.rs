@@ -55,6 +55,7 @@ pub fn numerics(method: &'static str) -> impl Fn(NumericsError) -> MethodError {
         NumericsError::Input { reason, .. } => MethodError::Input { method, reason },
         NumericsError::Disconnected { k, components, sizes } => MethodError::Disconnected { method, k, components, sizes },
         NumericsError::Linalg(cause) => MethodError::Numerical { method, cause },
+        NumericsError::Degenerate { reason, .. } => MethodError::Degenerate { method, reason },
     }
 }
 

@@ -12,7 +12,12 @@
 //! 3. `M = (I - W)^T (I - W)`; the embedding is the eigenvectors 2..d+1 of `M` (ascending, unit
 //!    norm, the constant bottom vector dropped), signs canonicalised. scikit-learn
 //!    `LocallyLinearEmbedding(method="standard", eigen_solver="dense")` gives the same columns up
-//!    to sign.
+//!    to sign. When 0 is not a simple eigenvalue of `M` (duplicates, groups the neighbourhoods do
+//!    not couple), "the first eigenvector" is whichever null vector the eigensolver returns, and
+//!    scikit-learn keeps that arbitrary choice: here the constant vector is projected out of the
+//!    bottom d + 1 eigenspace instead, and the cell is degenerate when the data do not single out
+//!    that eigenspace either ([`structdr_numerics::spectral::bottom_without_constant`];
+//!    docs/parity/lle.md).
 //!
 //! Cost: O(N^2 D) for the K-NN search, O(N k^3 + N k^2 D) for the weights, and a dense O(N^3)
 //! eigenproblem with N^2 doubles of memory (M has only O(N k^2) non-zeros).
@@ -63,7 +68,7 @@ impl Embedder for Lle {
         if let Some(note) = g.note() {
             f.notes.push(note);
         }
-        f.notes.push(format!("eigenvalues of M, lambda_1..lambda_{}: {:?}", self.dim + 1, values));
+        f.notes.push(format!("eigenvalues of M, lambda_1..lambda_{}: {:?}", values.len(), values));
         f.graph = Some(Graph { n_vertices: n, edges: g.edges.iter().map(|&(i, j, _)| (i, j, 1.0)).collect() });
         Ok(f)
     }
@@ -74,7 +79,10 @@ pub(crate) fn info() -> MethodInfo {
         name: "lle",
         summary: "Locally linear embedding: barycentric weights (G_i + reg tr(G_i) I) w = 1 on the k-NN, then eigenvectors 2..d+1 of M = (I - W)^T (I - W).",
         reference: "Roweis & Saul 2000; scikit-learn LocallyLinearEmbedding(method='standard'); drtoolbox lle (k = 12)",
-        version: 1,
+        // 2: the constant vector left out by projection when M's null space is larger, and a
+        // degenerate cell when the data do not determine the subspace
+        // (numerics::spectral::bottom_without_constant)
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -548,7 +548,9 @@ pub(crate) fn info_mvu() -> MethodInfo {
         name: "mvu-drtoolbox",
         summary: "drtoolbox 0.8.1b's 'MVU' (a candidate for the papers' MVU row): LLE to r = min(D, 4d + 1) dimensions, then the r x r PSD P minimising sum_E ((u_i - u_j)^T P (u_i - u_j) - ||x_i - x_j||^2)^2 on the k-NN edges (cca.m, MVU mode, no variance term); the first d principal coordinates of U P^(1/2). Not the MVU SDP: see mvu / mvu-ineq.",
         reference: "van der Maaten, Matlab Toolbox for Dimensionality Reduction 0.8.1b (compute_mapping.m case 'MVU', lle.m, cca.m by F. Sha)",
-        version: 1,
+        // 2: the LLE basis leaves out the constant vector by projection, and a basis the data do
+        // not determine is a degenerate cell (numerics::spectral::bottom_without_constant)
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
