@@ -48,8 +48,12 @@ unsafe fn sq_dist_avx2(a: &[f64], b: &[f64]) -> f64 {
     sq_dist_lanes(a, b)
 }
 
+/// The portable body of [`sq_dist_slices`] (the same bits): for a caller that compiles a whole
+/// loop of distances for AVX2 itself (`#[target_feature(enable = "avx2")]`), so that the kernel
+/// inlines into it instead of being called once per pair. Panics if the lengths differ.
 #[inline(always)]
-fn sq_dist_lanes(a: &[f64], b: &[f64]) -> f64 {
+pub fn sq_dist_lanes(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "sq_dist_lanes: lengths differ");
     let mut acc = [0.0f64; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let (ra, rb) = (ca.remainder(), cb.remainder());

@@ -14,7 +14,12 @@
 //!
 //! Both use the same stopping rules: `||proj g||_inf <= pgtol`, the relative reduction
 //! `(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= factr * eps_mach`, `max_iter`, `max_eval`.
+//!
+//! Without bounds, [`lbfgs::minimize`] (plain L-BFGS with strong Wolfe steps, the same options,
+//! result type and stopping rules) avoids the Fortran code's Cauchy point and subspace bookkeeping,
+//! which cost more than a cheap objective at large n (FastMVU's stress fits).
 
+pub mod lbfgs;
 pub mod lbfgsb;
 pub mod projected_lbfgs;
 pub mod projections;
@@ -141,6 +146,21 @@ where
         Solver::Lbfgsb => lbfgsb::minimize(f, x0, lower, upper, opts),
         Solver::Projected => projected_lbfgs::minimize(f, x0, lower, upper, opts),
     }
+}
+
+/// `a^T b` with eight independent accumulators (lane `k mod 8`) added pairwise at the end:
+/// vectorisable, in a fixed order, so the same bits on every machine and thread count.
+#[inline]
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// `||proj g||_inf` with `proj g_i = clamp(x_i - g_i, l_i, u_i) - x_i` (infinite bounds allowed).

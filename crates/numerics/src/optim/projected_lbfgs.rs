@@ -43,7 +43,7 @@
 //! the stopping rules and their meaning are the same (`pgtol`, `factr`, `max_iter`, `max_eval`), and
 //! on a convex problem both reach the unique minimiser (checked in the tests).
 
-use super::{check_problem, projected_gradient_norm, BoundedError, BoundedOptions, BoundedResult};
+use super::{check_problem, dot, projected_gradient_norm, BoundedError, BoundedOptions, BoundedResult};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -64,20 +64,6 @@ const MAX_TRIALS: usize = 40;
 /// up to two million variables from one iteration to the next (weights below 1e-3 with a positive
 /// gradient were moved by the diagonal step) and cost 35% more evaluations for a worse objective.
 pub const EPS_BINDING: f64 = 1e-10;
-
-/// `a^T b`, 8 independent accumulators (vectorisable; fixed summation order).
-#[inline]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ca.zip(cb) {
-        for k in 0..8 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
-}
 
 /// `sum_c f(range_c)` over the fixed chunks of `0..n`, each `f` returning `width` partial sums;
 /// partial sums are added in chunk order (deterministic for any thread count).
