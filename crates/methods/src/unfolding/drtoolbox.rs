@@ -300,7 +300,7 @@ pub fn psd_least_squares(
 /// (minus at `j`) written into `g`.
 ///
 /// Cost: `3 q` flops per edge for the distance (eight partial sums,
-/// [`structdr_numerics::dist::sq_dist_lanes`]) and `3 q` for the gradient. On x86-64 CPUs with
+/// [`structdr_numerics::dist::sq_dist_lanes`]) and `4 q` for the gradient. On x86-64 CPUs with
 /// AVX2 the whole loop is compiled for 256-bit registers (no FMA, so the same bits as the
 /// portable path); the rows are slices, so the inner loops carry no index arithmetic.
 pub fn edge_stress(y: &[f64], q: usize, pairs: &[(usize, usize)], t: &[f64], g: &mut [f64]) -> f64 {
