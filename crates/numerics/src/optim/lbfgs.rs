@@ -25,8 +25,8 @@
 //! Why beside the Fortran L-BFGS-B: with no bounds its generalized Cauchy point, `formk` and
 //! subspace minimisation still run every iteration, a few scalar, indexed sweeps over the `2m`
 //! stored vectors. FastMVU on isolet at k = 50, whose 300-dimensional stress fit has n = 468,000
-//! variables, spent 58% of its run in the Fortran code and 28% in the stress itself (`perf`). Here an iteration is `4 m n` flops for the two-loop
-//! recursion plus `O(n)`, in vectorised eight-lane dot products ([`super::dot`]) in a fixed order:
+//! variables, spent 42% of its run in the Fortran code, about as much as in the stress itself
+//! (38%; `perf`). Here an iteration is `4 m n` flops for the two-loop recursion plus `O(n)`, in vectorised eight-lane dot products ([`super::dot`]) in a fixed order:
 //! the same bits on every machine and thread count.
 
 use super::{dot, BoundedError, BoundedOptions, BoundedResult};
