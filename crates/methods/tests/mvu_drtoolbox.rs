@@ -106,10 +106,16 @@ fn psd_least_squares_meets_the_kkt_conditions_with_the_cone_active() {
     let p_ind = Array2::from_diag(&ndarray::arr1(&[1.0, 0.5, -0.7, -0.2]));
     let t = quad(&u, &pairs, &p_ind);
     let reward = Array2::<f64>::eye(4) * 1e-3;
+    let mut objectives = Vec::new();
     for (factor_iter, max_iter) in [(0, 20000), (2000, 0)] {
         let sol = psd_least_squares("test", u.view(), &pairs, &t, &reward, factor_iter, max_iter, 1e-11).unwrap();
         check_kkt(&u, &pairs, &t, &reward, &sol.p);
+        objectives.push(sol.objective);
     }
+    // the factor stage alone (unconstrained L-BFGS on P = B B^T) and projected gradients alone
+    // reach the same optimum
+    let rel = (objectives[0] - objectives[1]).abs() / objectives[0].abs().max(1e-300);
+    assert!(rel < 1e-8, "objectives {objectives:?} differ by {rel:.3e} (relative)");
 }
 
 /// P >= 0, G = grad f(P) >= 0 and P G = 0, with G computed here, independently of the solver.

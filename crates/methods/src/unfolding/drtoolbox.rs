@@ -37,7 +37,9 @@
 //! (drtoolbox hands the directed one to `eigs`), and its stress fits use L-BFGS
 //! ([`structdr_numerics::optim::lbfgs`], m = 10, strong Wolfe steps; version 2 ran the Fortran
 //! L-BFGS-B without bounds) where drtoolbox uses Rasmussen's conjugate-gradient `minimize`, both
-//! bounded by `max_eval` evaluations.
+//! bounded by `max_eval` evaluations. The factor stage of [`psd_least_squares`] runs the same
+//! L-BFGS (m = 20) where cca.m / sdecca2.m call CSDP (the Fortran L-BFGS-B before `mvu-drtoolbox`
+//! version 3 and `fastmvu` version 4).
 //!
 //! Cost: a dense N x N eigenproblem for the basis (O(N^3), as `le` / `lle`), O(N r^2 + r^3) per
 //! projected-gradient step of the least squares, O(|E| r) per stress evaluation.
@@ -50,7 +52,7 @@ use ndarray::{Array1, Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh, Pca as PcaBasis};
 use structdr_numerics::dist::sq_dist_lanes;
 use structdr_numerics::graphs::{laplacian, neighbourhood_graph, Disconnected};
-use structdr_numerics::optim::{lbfgs, minimize, BoundedOptions, Solver};
+use structdr_numerics::optim::{lbfgs, BoundedOptions};
 use structdr_numerics::spectral::{bottom_nontrivial, lle_coordinates};
 
 /// `sdecca2`'s trace reward (drtoolbox `fastmvu.m`: `eta = 1e-5`, passed as the regulariser).
@@ -213,32 +215,20 @@ pub fn psd_least_squares(
     // stage 1: L-BFGS on the factor, P = B B^T with B r x r. The map covers the cone, and a
     // stationary B of full rank has grad f(P) B = 0, i.e. grad f(P) = 0 (Burer & Monteiro 2005):
     // far fewer steps than projected gradients on an ill-conditioned operator
-    // with Z = U B: s_e = ||z_i - z_j||^2, gradient_B = 4 U^T L_res Z - 2 W B (two N x r x r
-    // products per evaluation, no r x r x r one)
+    // with Z = U B: s_e = ||z_i - z_j||^2, gradient_B = U^T M - 2 W B, where M (N x r) holds the
+    // stress gradient 4 (s_e - t_e)(z_i - z_j) of [`edge_stress`] (two N x r x r products per
+    // evaluation, no r x r x r one)
     let reward_is_zero = reward.iter().all(|&v| v == 0.0);
+    let n = u.nrows();
+    let mut m = Array2::<f64>::zeros((n, r));
     let value_and_factor_gradient = |bv: &[f64], gb: &mut [f64]| -> f64 {
         let b = ArrayView2::from_shape((r, r), bv).expect("r*r");
         let z = u.dot(&b);
         let z = z.as_standard_layout();
         let zs = z.as_slice().expect("standard layout");
-        let mut m = Array2::<f64>::zeros(z.dim());
         let ms = m.as_slice_mut().expect("standard layout");
-        let mut f = 0.0;
-        // rows as slices, not 2-D indexing: the same operations in the same order (so the same
-        // bits), without an index computation and two bounds checks per term
-        for (&(i, j), &te) in pairs.iter().zip(t) {
-            let (zi, zj) = (&zs[i * r..(i + 1) * r], &zs[j * r..(j + 1) * r]);
-            let s: f64 = zi.iter().zip(zj).map(|(a, c)| (a - c) * (a - c)).sum();
-            let res = s - te;
-            f += res * res;
-            let (mi, mj) = two_rows_mut(ms, r, i, j);
-            for c in 0..r {
-                let d = res * (zi[c] - zj[c]);
-                mi[c] += d;
-                mj[c] -= d;
-            }
-        }
-        let mut gbm = u.t().dot(&m) * 4.0;
+        let mut f = edge_stress(zs, r, pairs, t, ms);
+        let mut gbm = u.t().dot(&m);
         // MVU mode has no reward (W = 0): skip its r x r x r product, a sixth of an evaluation's
         // flops at r = 601 (isolet); subtracting exact zeros would change no bit of f or the gradient
         if !reward_is_zero {
@@ -250,12 +240,11 @@ pub fn psd_least_squares(
         f
     };
     let b0: Vec<f64> = (&eye * c.sqrt()).iter().copied().collect();
-    let free = vec![f64::INFINITY; r * r];
-    let neg = vec![f64::NEG_INFINITY; r * r];
+    // unconstrained: the Fortran L-BFGS-B's Cauchy point and subspace bookkeeping over its 2m
+    // stored pairs cost as much as an evaluation at n = r^2 (optim::lbfgs module doc)
     let opts = BoundedOptions { m: 20, max_iter: factor_iter, max_eval: factor_iter + factor_iter / 4, pgtol: 0.0, factr: 10.0, noise: 0.0 };
     let (mut x, factor_iterations) = if factor_iter > 0 {
-        let res =
-            minimize(Solver::Lbfgsb, value_and_factor_gradient, &b0, &neg, &free, &opts).map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
+        let res = lbfgs::minimize(value_and_factor_gradient, &b0, &opts).map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
         let b = Array2::from_shape_vec((r, r), res.x).expect("r*r");
         (b.dot(&b.t()), res.iterations)
     } else {
@@ -574,7 +563,11 @@ pub(crate) fn info_mvu() -> MethodInfo {
         reference: "van der Maaten, Matlab Toolbox for Dimensionality Reduction 0.8.1b (compute_mapping.m case 'MVU', lle.m, cca.m by F. Sha)",
         // 2: the LLE basis leaves out the constant vector by projection, and a basis the data do
         // not determine is a degenerate cell (numerics::spectral::bottom_without_constant)
-        version: 2,
+        // 3: the PSD least squares' factor stage runs the unconstrained L-BFGS of
+        // numerics::optim::lbfgs (m = 20) over edge_stress's loop instead of the Fortran L-BFGS-B
+        // without bounds: other iterates, same optimum; isolet k = 30 in 209 s against 312 s
+        // (one thread, docs/parity/mvu.md)
+        version: 3,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
@@ -595,7 +588,8 @@ pub(crate) fn info_fastmvu() -> MethodInfo {
         // steps) instead of the Fortran L-BFGS-B without bounds, and the stress sums each squared
         // edge length in eight lanes: other iterates; isolet k = 50 in 85 s against 141 s (one
         // thread, docs/parity/mvu.md)
-        version: 3,
+        // 4: the sdecca2 stage's factor fit runs the same L-BFGS (as mvu-drtoolbox version 3)
+        version: 4,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
