@@ -194,7 +194,9 @@ impl Embedder for Mpme {
         let pg0 = obj.initial_kkt_residual(upper);
         let lin: Vec<f64> = obj.phi.iter().map(|&p| 0.5 * p).collect();
         let dual = PairDual { n, a: self.lambda, b: 1.0, h: 0.5 * obj.dim, lin: &lin, upper };
-        let r = solve_dual("mpme", self.solver, &dual, self.max_iter, self.tol * pg0, |w, g| obj.value_and_gradient(w, g))?;
+        // a sparse optimum far from the projected Newton model: working sets hand over only when
+        // their factor is dense too (pair_active::ActiveOptions::hand_over_sparse)
+        let r = solve_dual("mpme", self.solver, &dual, self.max_iter, self.tol * pg0, false, |w, g| obj.value_and_gradient(w, g))?;
         drop(lin);
         // the solver returns F and the KKT residual at the accepted point; only the KPCA
         // embedding needs Q^-1, hence one more factorisation there

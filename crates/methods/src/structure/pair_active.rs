@@ -30,7 +30,8 @@
 //!
 //! 4. **Dense regime**: a working set that is too dense for the sparse factor to pay
 //!    ([`DENSE_FLOP_RATIO`]) is evaluated by dense `dpotrf` + `dpotri`; when it also holds
-//!    [`DENSE_PAIR_FRACTION`] of all pairs (ESL at lambda_v <= 0.5 weights 13-99% of them), or
+//!    [`DENSE_PAIR_FRACTION`] of all pairs (ESL at lambda_v <= 0.5 weights 13-99% of them;
+//!    with [`ActiveOptions::hand_over_sparse`], whatever its factor), or
 //!    when a check finds [`EARLY_PAIR_FRACTION`] of all pairs in or wanting into the working set,
 //!    working sets no longer save anything and the solver hands over, from the current weights, to
 //!    projected Newton over all pairs ([`super::pair_newton`]), whose model of the Hessian takes
@@ -112,12 +113,21 @@ pub struct ActiveOptions {
     pub per_point: usize,
     /// Limited-memory size of the inner solver.
     pub memory: usize,
+    /// Hand over when a working set holds [`DENSE_PAIR_FRACTION`] of all pairs whatever its
+    /// factor (step 4 of the module doc), not only when the factor is also too dense for the
+    /// sparse path. For problems whose optimum weights many pairs at near-uniform costs (ESL),
+    /// where the Hessian model of [`super::pair_newton`] is good: a working set of 14-23% of the
+    /// pairs on a sparse factor took Table 1's ESL cells at lambda_v = 0.5 through 400-760
+    /// L-BFGS iterations (letter u = 20: 1170 s), where the handed-over cells took 60-90 (ESL
+    /// version 3, docs/parity/esl.md). Off by default: on a sparse optimum far from the model
+    /// (MPME's shape) L-BFGS stays faster.
+    pub hand_over_sparse: bool,
 }
 
 impl ActiveOptions {
     /// The defaults for a target `tol_abs` and a cap `max_iter`.
     pub fn new(tol_abs: f64, max_iter: usize) -> ActiveOptions {
-        ActiveOptions { tol_abs, max_iter, per_point: 10, memory: 10 }
+        ActiveOptions { tol_abs, max_iter, per_point: 10, memory: 10, hand_over_sparse: false }
     }
 }
 
@@ -511,12 +521,15 @@ pub fn solve_active(p: &PairDual, opts: &ActiveOptions) -> Result<ActiveResult, 
         let sym = SymbolicCholesky::analyze(n, &pairs, Ordering::Auto).map_err(sparse_message)?;
         profile.analyse += t.elapsed().as_secs_f64();
         max_ws = max_ws.max(set.len());
+        let dense_share = set.len() as f64 >= DENSE_PAIR_FRACTION * p.lin.len() as f64;
         let factor = if n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > (n as f64).powi(3) {
             dense_sets += 1;
-            if set.len() as f64 >= DENSE_PAIR_FRACTION * p.lin.len() as f64 {
+            if dense_share {
                 return hand_over(p, opts, &set, &w, Progress { iterations, evaluations, checks, max_ws, max_nnz, dense_sets, history, profile });
             }
             Factor::Dense
+        } else if n >= DENSE_MIN_N && dense_share && opts.hand_over_sparse {
+            return hand_over(p, opts, &set, &w, Progress { iterations, evaluations, checks, max_ws, max_nnz, dense_sets, history, profile });
         } else {
             max_nnz = max_nnz.max(sym.nnz_l());
             Factor::Sparse(Box::new(sym))

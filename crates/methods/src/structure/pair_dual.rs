@@ -172,12 +172,15 @@ impl PairSolution {
 
 /// Solves the pair dual `dual` (the dense `f` evaluates the same objective on the packed pairs)
 /// with `solver` to the absolute KKT target `tol * pg0` within `max_iter` iterations.
+/// `hand_over_sparse` is [`ActiveOptions::hand_over_sparse`] of the active-set solver.
+#[allow(clippy::too_many_arguments)]
 pub fn solve_dual(
     method: &'static str,
     solver: PairSolver,
     dual: &PairDual,
     max_iter: usize,
     pgtol: f64,
+    hand_over_sparse: bool,
     f: impl FnMut(&[f64], &mut [f64]) -> std::result::Result<f64, LinalgError>,
 ) -> Result<PairSolution> {
     let from_bounded = |r: BoundedResult, s: Solver, note_prefix: String| PairSolution {
@@ -205,7 +208,7 @@ pub fn solve_dual(
             Ok(from_bounded(r, s, String::new()))
         }
         PairSolver::Active => {
-            let opts = ActiveOptions::new(pgtol, max_iter);
+            let opts = ActiveOptions { hand_over_sparse, ..ActiveOptions::new(pgtol, max_iter) };
             let a = solve_active(dual, &opts).map_err(|reason| MethodError::Solver { method, reason: format!("active-set solver: {reason}") })?;
             let p = a.profile;
             let mut work = format!(

@@ -576,4 +576,42 @@ pub(crate) mod tests {
         let (newton, _) = solve_newton(&p, vec![0.0; n_pairs(n)], &NewtonOptions { tol_abs: tol, max_iter: 500, noise: 1e-11, memory: NEWTON_MEMORY }).unwrap();
         assert!((f - newton.f).abs() <= 1e-8 * f.abs(), "handed over: f = {f}; Newton from 0: {}", newton.f);
     }
+
+    /// An optimum of ~10% of the pairs whose working sets pass 10% of the pairs on a sparse
+    /// factor: without [`ActiveOptions::hand_over_sparse`] the solver stays on working sets, with
+    /// it it hands over; both converge over all pairs (KKT recomputed densely) to the same `f`.
+    #[test]
+    fn a_sparse_working_set_of_a_tenth_of_the_pairs_hands_over_when_asked() {
+        let n = DENSE_MIN_N + 20;
+        let phi = sq_distances(n, 9);
+        let lin = esl_lin(&phi, 3.0, 0.1);
+        let p = PairDual { n, a: 1.0, b: 4.0, h: 1.0, lin: &lin, upper: f64::INFINITY };
+        let tol = 1e-7;
+        let solve = |hand_over_sparse: bool| solve_active(&p, &ActiveOptions { hand_over_sparse, ..ActiveOptions::new(tol, 20_000) }).unwrap();
+        let (stay, hand) = (solve(false), solve(true));
+        let tenth = n_pairs(n) / 10;
+        assert!(
+            stay.newton_iterations == 0 && stay.dense_sets == 0 && stay.max_working_set >= tenth,
+            "the test wants a sparse working set of a tenth of the pairs: {} pairs at most, {} dense sets, {} Newton iterations",
+            stay.max_working_set,
+            stay.dense_sets,
+            stay.newton_iterations
+        );
+        assert!(hand.newton_iterations > 0 && hand.dense_sets == 0, "{}", hand.message);
+        let mut f = Vec::new();
+        for r in [&stay, &hand] {
+            assert!(r.converged, "{}", r.message);
+            let w = r.packed(n);
+            let (fw, g) = dense_f_g(&p, &w);
+            assert!(projected_gradient_inf(&w, &g, p.upper) <= tol, "{}", r.message);
+            f.push(fw);
+        }
+        assert!((f[0] - f[1]).abs() <= 1e-8 * f[0].abs(), "working sets: f = {}; handed over: f = {}", f[0], f[1]);
+        eprintln!(
+            "working sets: {} iterations; handed over: {} inner + {} Newton iterations",
+            stay.iterations,
+            hand.iterations - hand.newton_iterations,
+            hand.newton_iterations
+        );
+    }
 }
