@@ -521,15 +521,14 @@ pub fn solve_active(p: &PairDual, opts: &ActiveOptions) -> Result<ActiveResult, 
         let sym = SymbolicCholesky::analyze(n, &pairs, Ordering::Auto).map_err(sparse_message)?;
         profile.analyse += t.elapsed().as_secs_f64();
         max_ws = max_ws.max(set.len());
-        let dense_share = set.len() as f64 >= DENSE_PAIR_FRACTION * p.lin.len() as f64;
-        let factor = if n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > (n as f64).powi(3) {
-            dense_sets += 1;
-            if dense_share {
-                return hand_over(p, opts, &set, &w, Progress { iterations, evaluations, checks, max_ws, max_nnz, dense_sets, history, profile });
-            }
-            Factor::Dense
-        } else if n >= DENSE_MIN_N && dense_share && opts.hand_over_sparse {
+        let dense_factor = n >= DENSE_MIN_N && DENSE_FLOP_RATIO * sym.flops() > (n as f64).powi(3);
+        dense_sets += usize::from(dense_factor);
+        let dense_share = n >= DENSE_MIN_N && set.len() as f64 >= DENSE_PAIR_FRACTION * p.lin.len() as f64;
+        if dense_share && (dense_factor || opts.hand_over_sparse) {
             return hand_over(p, opts, &set, &w, Progress { iterations, evaluations, checks, max_ws, max_nnz, dense_sets, history, profile });
+        }
+        let factor = if dense_factor {
+            Factor::Dense
         } else {
             max_nnz = max_nnz.max(sym.nnz_l());
             Factor::Sparse(Box::new(sym))
