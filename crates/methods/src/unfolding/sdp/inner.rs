@@ -2,8 +2,8 @@
 //! value and gradient, the graph-Laplacian preconditioner of its Hessian) and the preconditioned
 //! L-BFGS that minimises it.
 
-use super::problem::{project_out, DistanceConstraint, DistanceSdp};
-use ndarray::{Array1, ArrayView2};
+use super::problem::{project_out, project_out_view, DistanceConstraint, DistanceSdp};
+use ndarray::{Array1, ArrayView2, ArrayViewMut2};
 use structdr_linalg::sparse::{SparseCholesky, SymbolicCholesky};
 use structdr_linalg::{LinalgError, SpdFactor};
 
@@ -21,8 +21,8 @@ pub(super) enum Preconditioner<'s> {
 }
 
 impl Preconditioner<'_> {
-    /// `P^-1 G` for the m x r gradient `g` (row-major), projected onto `c`-perp.
-    pub(super) fn apply(&self, g: &[f64], r: usize, c: &Array1<f64>) -> Vec<f64> {
+    /// `out = P^-1 G` for the m x r gradient `g` (row-major), projected onto `c`-perp.
+    pub(super) fn apply(&self, g: &[f64], r: usize, c: &Array1<f64>, out_buf: &mut [f64]) {
         let m = g.len() / r;
         let gv = ArrayView2::from_shape((m, r), g).expect("packed gradient");
         let mut out = match self {
@@ -30,7 +30,10 @@ impl Preconditioner<'_> {
             Preconditioner::Dense(f) => f.solve(gv),
         };
         project_out(&mut out, c);
-        out.as_standard_layout().iter().copied().collect()
+        match out.as_slice() {
+            Some(o) => out_buf.copy_from_slice(o),
+            None => out_buf.iter_mut().zip(out.iter()).for_each(|(a, b)| *a = *b),
+        }
     }
 }
 
@@ -39,12 +42,32 @@ impl<'a> DistanceSdp<'a> {
     /// gradient with respect to `Z`, projected onto `c`-perp.
     pub(super) fn lagrangian(&self, zs: &[f64], r: usize, w: &[f64], omega: &[f64], sigma: f64, c: &Array1<f64>, grad: &mut [f64]) -> f64 {
         let m = self.m();
-        let z = ArrayView2::from_shape((m, r), zs).expect("packed Z");
-        let y = self.lift(z);
-        let mut gy = &y * -2.0;
-        let mut f = -y.iter().map(|v| v * v).sum::<f64>();
-        let ys = y.as_slice().expect("standard layout");
-        let gys = gy.as_slice_mut().expect("standard layout");
+        match self.q {
+            // plain MVU: Y = Z, and the gradient is written in place
+            None => {
+                let f = self.lagrangian_in_y(zs, r, w, omega, sigma, grad);
+                project_out_view(ArrayViewMut2::from_shape((m, r), grad).expect("packed gradient"), c);
+                f
+            }
+            Some(q) => {
+                let z = ArrayView2::from_shape((m, r), zs).expect("packed Z");
+                let y = q.dot(&z);
+                let mut gy = vec![0.0; y.len()];
+                let f = self.lagrangian_in_y(y.as_slice().expect("standard layout"), r, w, omega, sigma, &mut gy);
+                let gy = ArrayView2::from_shape((self.n, r), &gy).expect("packed gradient");
+                let mut gz = q.t().dot(&gy);
+                project_out(&mut gz, c);
+                grad.copy_from_slice(gz.as_slice().expect("standard layout"));
+                f
+            }
+        }
+    }
+
+    /// The augmented Lagrangian at `Y` (N x r, row-major `ys`) and its gradient with respect to
+    /// `Y` into `gys`: `-||Y||^2` plus the edge terms of the module doc.
+    fn lagrangian_in_y(&self, ys: &[f64], r: usize, w: &[f64], omega: &[f64], sigma: f64, gys: &mut [f64]) -> f64 {
+        gys.iter_mut().zip(ys).for_each(|(g, y)| *g = -2.0 * y);
+        let mut f = -ys.iter().map(|v| v * v).sum::<f64>();
         let mut diff = vec![0.0; r];
         for (e, (&(i, j), &d)) in self.edges.iter().zip(self.d2).enumerate() {
             let (yi, yj) = (&ys[i * r..(i + 1) * r], &ys[j * r..(j + 1) * r]);
@@ -84,12 +107,6 @@ impl<'a> DistanceSdp<'a> {
                 }
             }
         }
-        let mut gz = match self.q {
-            Some(q) => q.t().dot(&gy),
-            None => gy,
-        };
-        project_out(&mut gz, c);
-        grad.copy_from_slice(gz.as_slice().expect("standard layout"));
         f
     }
 
@@ -157,37 +174,46 @@ pub(super) struct InnerResult {
 /// L-BFGS (Nocedal 1980, two-loop recursion) with the initial inverse Hessian `gamma P^-1`
 /// (`gamma = s^T y / y^T P^-1 y` of the newest pair) and Armijo backtracking from the unit step;
 /// pairs with `s^T y <= 0` are skipped. Stops when `||g||_inf <= tol`, after `max_iter` steps, or
-/// when three successive steps change `f` by less than `1e-15 |f|`.
+/// when three successive steps change `f` by less than `1e-15 |f|`. `h0(v, out)` writes
+/// `P^-1 v` into `out`. Every vector lives in a buffer allocated once (the stored pairs recycle the oldest pair's).
 pub(super) fn preconditioned_lbfgs(
     mut f: impl FnMut(&[f64], &mut [f64]) -> f64,
     mut x: Vec<f64>,
-    h0: impl Fn(&[f64]) -> Vec<f64>,
+    h0: impl Fn(&[f64], &mut [f64]),
     tol: f64,
     max_iter: usize,
 ) -> InnerResult {
     let n = x.len();
     let memory = 10;
+    // sequential sums: the iterates of the degenerate reference case (tests/mvu.rs) depend on
+    // their last bits, and eight-lane sums there stalled at a gap of 3.9e-3
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
     let mut g = vec![0.0; n];
     let mut fx = f(&x, &mut g);
-    let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> = std::collections::VecDeque::new();
+    // (s, y, 1 / s^T y), oldest first
+    let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> = std::collections::VecDeque::with_capacity(memory + 1);
     let mut gamma = 1.0;
     let mut stalls = 0;
     let mut xn = vec![0.0; n];
     let mut gn = vec![0.0; n];
+    let mut q = vec![0.0; n];
+    let mut d = vec![0.0; n];
+    let mut hy = vec![0.0; n];
+    let (mut s_new, mut y_new) = (vec![0.0; n], vec![0.0; n]);
+    let mut alphas = Vec::with_capacity(memory);
     for it in 0..max_iter {
         if g.iter().fold(0.0f64, |a, v| a.max(v.abs())) <= tol {
             return InnerResult { x, iterations: it, converged: true };
         }
         // two-loop recursion
-        let mut q = g.clone();
-        let mut alphas = Vec::with_capacity(pairs.len());
+        q.copy_from_slice(&g);
+        alphas.clear();
         for (s, y, rho) in pairs.iter().rev() {
             let a = rho * dot(s, &q);
             q.iter_mut().zip(y).for_each(|(qi, yi)| *qi -= a * yi);
             alphas.push(a);
         }
-        let mut d = h0(&q);
+        h0(&q, &mut d);
         d.iter_mut().for_each(|v| *v *= gamma);
         for ((s, y, rho), a) in pairs.iter().zip(alphas.iter().rev()) {
             let b = rho * dot(y, &d);
@@ -197,7 +223,7 @@ pub(super) fn preconditioned_lbfgs(
         let mut slope = dot(&g, &d);
         if !(slope < 0.0) {
             pairs.clear();
-            d = h0(&g);
+            h0(&g, &mut d);
             d.iter_mut().for_each(|v| *v = -*v);
             slope = dot(&g, &d);
             if !(slope < 0.0) {
@@ -211,16 +237,22 @@ pub(super) fn preconditioned_lbfgs(
             let fnew = f(&xn, &mut gn);
             if fnew.is_finite() && fnew <= fx + 1e-4 * t * slope {
                 accepted = true;
-                let s: Vec<f64> = xn.iter().zip(&x).map(|(a, b)| a - b).collect();
-                let yv: Vec<f64> = gn.iter().zip(&g).map(|(a, b)| a - b).collect();
-                let sy = dot(&s, &yv);
-                if sy > 1e-12 * dot(&s, &s).sqrt() * dot(&yv, &yv).sqrt() {
-                    let hy = h0(&yv);
-                    gamma = sy / dot(&yv, &hy);
-                    pairs.push_back((s, yv, 1.0 / sy));
-                    if pairs.len() > memory {
-                        pairs.pop_front();
-                    }
+                s_new.iter_mut().zip(xn.iter().zip(&x)).for_each(|(si, (a, b))| *si = a - b);
+                y_new.iter_mut().zip(gn.iter().zip(&g)).for_each(|(yi, (a, b))| *yi = a - b);
+                let sy = dot(&s_new, &y_new);
+                if sy > 1e-12 * dot(&s_new, &s_new).sqrt() * dot(&y_new, &y_new).sqrt() {
+                    h0(&y_new, &mut hy);
+                    gamma = sy / dot(&y_new, &hy);
+                    // the pair displaces the oldest one and takes over its storage
+                    let (s_free, y_free) = if pairs.len() == memory {
+                        let (s, y, _) = pairs.pop_front().expect("memory > 0");
+                        (s, y)
+                    } else {
+                        (vec![0.0; n], vec![0.0; n])
+                    };
+                    let s = std::mem::replace(&mut s_new, s_free);
+                    let y = std::mem::replace(&mut y_new, y_free);
+                    pairs.push_back((s, y, 1.0 / sy));
                 }
                 if (fx - fnew).abs() <= 1e-15 * fx.abs() {
                     stalls += 1;

@@ -80,6 +80,11 @@ impl<'a> DistanceSdp<'a> {
 
 /// `z <- z - c (c^T z) / (c^T c)` column by column.
 pub(super) fn project_out(z: &mut Array2<f64>, c: &Array1<f64>) {
+    project_out_view(z.view_mut(), c);
+}
+
+/// [`project_out`] on a view (the packed gradient buffers of the inner solver).
+pub(super) fn project_out_view(mut z: ndarray::ArrayViewMut2<f64>, c: &Array1<f64>) {
     let cc = c.dot(c);
     for mut col in z.columns_mut() {
         let s = c.dot(&col) / cc;
