@@ -173,8 +173,13 @@ impl<'a> DistanceSdp<'a> {
             let wk = w.clone();
             let y_now = self.lift(z.view());
             let pre = self.preconditioner(&symbolic, y_now.view(), &wk, &omega, sigma)?;
-            let res =
-                preconditioned_lbfgs(|p, g| self.lagrangian(p, r, &wk, &omega, sigma, &c, g), x0, |g, out| pre.apply(g, r, &c, out), inner_tol * scale, opts.max_inner);
+            let res = preconditioned_lbfgs(
+                |p, g| self.lagrangian(p, r, &wk, &omega, sigma, &c, g),
+                x0,
+                |g, out| pre.apply(g, r, &c, out),
+                inner_tol * scale,
+                opts.max_inner,
+            );
             inner_total += res.iterations;
             z = Array2::from_shape_vec((m, r), res.x).expect("packed Z");
             project_out(&mut z, &c);
