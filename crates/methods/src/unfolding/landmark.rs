@@ -210,7 +210,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "landmark-mvu",
         summary: "Landmark MVU: K = Q L Q^T with m random landmarks and Q from LLE reconstruction weights (k_rec neighbours); max tr(K) s.t. L PSD, sum K = 0, K_ii + K_jj - 2 K_ij <= ||x_i - x_j||^2 on the k-NN graph; KPCA of K.",
         reference: "Weinberger, Packer & Saul, Nonlinear dimensionality reduction by semidefinite programming and kernel matrix factorization, AISTATS 2005",
-        version: 5,
+        version: 6,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

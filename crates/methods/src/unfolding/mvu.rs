@@ -254,7 +254,7 @@ fn info_variant(variant: MvuVariant) -> MethodInfo {
         name,
         summary,
         reference: REFERENCE,
-        version: 5,
+        version: 6,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -151,7 +151,7 @@ where
 /// `a^T b` with eight independent accumulators (lane `k mod 8`) added pairwise at the end:
 /// vectorisable, in a fixed order, so the same bits on every machine and thread count.
 #[inline]
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     let mut acc = [0.0f64; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();

@@ -6,6 +6,7 @@ use super::problem::{project_out, project_out_view, DistanceConstraint, Distance
 use ndarray::{Array1, ArrayView2, ArrayViewMut2};
 use structdr_linalg::sparse::{SparseCholesky, SymbolicCholesky};
 use structdr_linalg::{LinalgError, SpdFactor};
+use structdr_numerics::optim::dot;
 
 /// The preconditioner of the subproblems: `P = L_c + beta B` applied to every column of the
 /// gradient, with the graph Laplacian `L_c` of the edge weights
@@ -67,6 +68,8 @@ impl<'a> DistanceSdp<'a> {
     /// `Y` into `gys`: `-||Y||^2` plus the edge terms of the module doc.
     fn lagrangian_in_y(&self, ys: &[f64], r: usize, w: &[f64], omega: &[f64], sigma: f64, gys: &mut [f64]) -> f64 {
         gys.iter_mut().zip(ys).for_each(|(g, y)| *g = -2.0 * y);
+        // a sequential sum, as in version 5: with the eight-lane sum here the degenerate reference
+        // case of tests/mvu.rs stalled from the unperturbed start (docs/parity/mvu.md, version 6)
         let mut f = -ys.iter().map(|v| v * v).sum::<f64>();
         let mut diff = vec![0.0; r];
         for (e, (&(i, j), &d)) in self.edges.iter().zip(self.d2).enumerate() {
@@ -175,7 +178,10 @@ pub(super) struct InnerResult {
 /// (`gamma = s^T y / y^T P^-1 y` of the newest pair) and Armijo backtracking from the unit step;
 /// pairs with `s^T y <= 0` are skipped. Stops when `||g||_inf <= tol`, after `max_iter` steps, or
 /// when three successive steps change `f` by less than `1e-15 |f|`. `h0(v, out)` writes
-/// `P^-1 v` into `out`. Every vector lives in a buffer allocated once (the stored pairs recycle the oldest pair's).
+/// `P^-1 v` into `out`. Dot products are optim's eight-lane [`dot`] (vectorised, in a fixed
+/// order: the same bits on every machine and thread count; the sequential sums of version 5 were
+/// bound by the latency of one add per element, 12-20% of an iteration). Every vector lives in a
+/// buffer allocated once (the stored pairs recycle the oldest pair's).
 pub(super) fn preconditioned_lbfgs(
     mut f: impl FnMut(&[f64], &mut [f64]) -> f64,
     mut x: Vec<f64>,
@@ -185,9 +191,6 @@ pub(super) fn preconditioned_lbfgs(
 ) -> InnerResult {
     let n = x.len();
     let memory = 10;
-    // sequential sums: the iterates of the degenerate reference case (tests/mvu.rs) depend on
-    // their last bits, and eight-lane sums there stalled at a gap of 3.9e-3
-    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
     let mut g = vec![0.0; n];
     let mut fx = f(&x, &mut g);
     // (s, y, 1 / s^T y), oldest first
