@@ -175,7 +175,8 @@ pub(super) struct InnerResult {
 /// (`gamma = s^T y / y^T P^-1 y` of the newest pair) and Armijo backtracking from the unit step;
 /// pairs with `s^T y <= 0` are skipped. Stops when `||g||_inf <= tol`, after `max_iter` steps, or
 /// when three successive steps change `f` by less than `1e-15 |f|`. `h0(v, out)` writes
-/// `P^-1 v` into `out`. Every vector lives in a buffer allocated once (the stored pairs recycle the oldest pair's).
+/// `P^-1 v` into `out`. Every vector lives in a buffer allocated once (the stored pairs recycle
+/// the oldest pair's).
 pub(super) fn preconditioned_lbfgs(
     mut f: impl FnMut(&[f64], &mut [f64]) -> f64,
     mut x: Vec<f64>,
