@@ -178,10 +178,14 @@ pub(super) struct InnerResult {
 /// (`gamma = s^T y / y^T P^-1 y` of the newest pair) and Armijo backtracking from the unit step;
 /// pairs with `s^T y <= 0` are skipped. Stops when `||g||_inf <= tol`, after `max_iter` steps, or
 /// when three successive steps change `f` by less than `1e-15 |f|`. `h0(v, out)` writes
-/// `P^-1 v` into `out`. Dot products are optim's eight-lane [`dot`] (vectorised, in a fixed
-/// order: the same bits on every machine and thread count; the sequential sums of version 5 were
-/// bound by the latency of one add per element, 12-20% of an iteration). Every vector lives in a
-/// buffer allocated once (the stored pairs recycle the oldest pair's).
+/// `P^-1 v` into `out`, and runs once per accepted step, on the new gradient: `P^-1` is linear, so
+/// the two-loop's middle step `P^-1 q = P^-1 g - sum_i a_i P^-1 y_i` and the scaling's
+/// `P^-1 y = P^-1 g_new - P^-1 g_old` come from stored products (version 5 solved twice per step,
+/// for `q` and for `y`: the same iterates in exact arithmetic). Dot products are optim's
+/// eight-lane [`dot`] (vectorised, in a fixed order: the same bits on every machine and thread
+/// count; the sequential sums of version 5 were bound by the latency of one add per element,
+/// 12-20% of an iteration). Every vector lives in a buffer allocated once (the stored pairs
+/// recycle the oldest pair's).
 pub(super) fn preconditioned_lbfgs(
     mut f: impl FnMut(&[f64], &mut [f64]) -> f64,
     mut x: Vec<f64>,
@@ -193,32 +197,37 @@ pub(super) fn preconditioned_lbfgs(
     let memory = 10;
     let mut g = vec![0.0; n];
     let mut fx = f(&x, &mut g);
-    // (s, y, 1 / s^T y), oldest first
-    let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> = std::collections::VecDeque::with_capacity(memory + 1);
+    // P^-1 g of the current iterate: the one preconditioner solve per accepted step
+    let mut pg = vec![0.0; n];
+    h0(&g, &mut pg);
+    // (s, y, P^-1 y, 1 / s^T y), oldest first
+    let mut pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>, Vec<f64>, f64)> = std::collections::VecDeque::with_capacity(memory + 1);
     let mut gamma = 1.0;
     let mut stalls = 0;
     let mut xn = vec![0.0; n];
     let mut gn = vec![0.0; n];
+    let mut pgn = vec![0.0; n];
     let mut q = vec![0.0; n];
     let mut d = vec![0.0; n];
-    let mut hy = vec![0.0; n];
-    let (mut s_new, mut y_new) = (vec![0.0; n], vec![0.0; n]);
+    let (mut s_new, mut y_new, mut hy_new) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut alphas = Vec::with_capacity(memory);
     for it in 0..max_iter {
         if g.iter().fold(0.0f64, |a, v| a.max(v.abs())) <= tol {
             return InnerResult { x, iterations: it, converged: true };
         }
-        // two-loop recursion
+        // two-loop recursion; the map P^-1 is linear, so the middle step's P^-1 q is
+        // P^-1 g - sum_i a_i P^-1 y_i from the stored products, without a solve
         q.copy_from_slice(&g);
+        d.copy_from_slice(&pg);
         alphas.clear();
-        for (s, y, rho) in pairs.iter().rev() {
+        for (s, y, hy, rho) in pairs.iter().rev() {
             let a = rho * dot(s, &q);
             q.iter_mut().zip(y).for_each(|(qi, yi)| *qi -= a * yi);
+            d.iter_mut().zip(hy).for_each(|(di, hi)| *di -= a * hi);
             alphas.push(a);
         }
-        h0(&q, &mut d);
         d.iter_mut().for_each(|v| *v *= gamma);
-        for ((s, y, rho), a) in pairs.iter().zip(alphas.iter().rev()) {
+        for ((s, y, _, rho), a) in pairs.iter().zip(alphas.iter().rev()) {
             let b = rho * dot(y, &d);
             d.iter_mut().zip(s).for_each(|(di, si)| *di += (a - b) * si);
         }
@@ -226,8 +235,7 @@ pub(super) fn preconditioned_lbfgs(
         let mut slope = dot(&g, &d);
         if !(slope < 0.0) {
             pairs.clear();
-            h0(&g, &mut d);
-            d.iter_mut().for_each(|v| *v = -*v);
+            d.iter_mut().zip(&pg).for_each(|(di, p)| *di = -p);
             slope = dot(&g, &d);
             if !(slope < 0.0) {
                 return InnerResult { x, iterations: it, converged: false };
@@ -240,22 +248,24 @@ pub(super) fn preconditioned_lbfgs(
             let fnew = f(&xn, &mut gn);
             if fnew.is_finite() && fnew <= fx + 1e-4 * t * slope {
                 accepted = true;
+                h0(&gn, &mut pgn);
                 s_new.iter_mut().zip(xn.iter().zip(&x)).for_each(|(si, (a, b))| *si = a - b);
                 y_new.iter_mut().zip(gn.iter().zip(&g)).for_each(|(yi, (a, b))| *yi = a - b);
+                hy_new.iter_mut().zip(pgn.iter().zip(&pg)).for_each(|(hi, (a, b))| *hi = a - b);
                 let sy = dot(&s_new, &y_new);
                 if sy > 1e-12 * dot(&s_new, &s_new).sqrt() * dot(&y_new, &y_new).sqrt() {
-                    h0(&y_new, &mut hy);
-                    gamma = sy / dot(&y_new, &hy);
+                    gamma = sy / dot(&y_new, &hy_new);
                     // the pair displaces the oldest one and takes over its storage
-                    let (s_free, y_free) = if pairs.len() == memory {
-                        let (s, y, _) = pairs.pop_front().expect("memory > 0");
-                        (s, y)
+                    let (s_free, y_free, hy_free) = if pairs.len() == memory {
+                        let (s, y, hy, _) = pairs.pop_front().expect("memory > 0");
+                        (s, y, hy)
                     } else {
-                        (vec![0.0; n], vec![0.0; n])
+                        (vec![0.0; n], vec![0.0; n], vec![0.0; n])
                     };
                     let s = std::mem::replace(&mut s_new, s_free);
                     let y = std::mem::replace(&mut y_new, y_free);
-                    pairs.push_back((s, y, 1.0 / sy));
+                    let hy = std::mem::replace(&mut hy_new, hy_free);
+                    pairs.push_back((s, y, hy, 1.0 / sy));
                 }
                 if (fx - fnew).abs() <= 1e-15 * fx.abs() {
                     stalls += 1;
@@ -264,6 +274,7 @@ pub(super) fn preconditioned_lbfgs(
                 }
                 std::mem::swap(&mut x, &mut xn);
                 std::mem::swap(&mut g, &mut gn);
+                std::mem::swap(&mut pg, &mut pgn);
                 fx = fnew;
                 break;
             }
