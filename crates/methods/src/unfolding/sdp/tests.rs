@@ -37,3 +37,45 @@ fn lagrangian_gradient_matches_central_differences() {
         crate::testing::assert_gradient_matches_central_differences(|p, g| sdp.lagrangian(p, 3, &w, &omega, 2.5, &c, g), &p, 1e-6, 1e-6);
     }
 }
+
+/// The inner L-BFGS solves the preconditioner once per accepted step (and once at the start), and
+/// still finds the minimiser of an ill-conditioned quadratic `x^T A x / 2 - b^T x`, `A = D + u u^T`
+/// (D spanning four decades, `P = D`: right on the diagonal, wrong in one direction).
+#[test]
+fn inner_lbfgs_solves_the_preconditioner_once_per_step_and_converges() {
+    let n = 40;
+    let dvals: Vec<f64> = (0..n).map(|i| 10f64.powf(4.0 * i as f64 / (n - 1) as f64)).collect();
+    let u: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.7 + 0.3).sin() * 3.0).collect();
+    let b: Vec<f64> = (0..n).map(|i| ((i as f64) * 1.3).cos()).collect();
+    let apply = |x: &[f64], out: &mut [f64]| {
+        let ux: f64 = u.iter().zip(x).map(|(a, b)| a * b).sum();
+        for i in 0..n {
+            out[i] = dvals[i] * x[i] + u[i] * ux;
+        }
+    };
+    let f = |x: &[f64], g: &mut [f64]| {
+        apply(x, g);
+        let xax: f64 = x.iter().zip(g.iter()).map(|(a, b)| a * b).sum();
+        let bx: f64 = x.iter().zip(&b).map(|(a, b)| a * b).sum();
+        g.iter_mut().zip(&b).for_each(|(gi, bi)| *gi -= bi);
+        0.5 * xax - bx
+    };
+    let solves = std::cell::Cell::new(0usize);
+    let h0 = |v: &[f64], out: &mut [f64]| {
+        solves.set(solves.get() + 1);
+        out.iter_mut().zip(v.iter().zip(&dvals)).for_each(|(o, (vi, di))| *o = vi / di);
+    };
+    let res = super::inner::preconditioned_lbfgs(f, vec![0.0; n], h0, 1e-10, 500);
+    assert!(res.converged, "stopped after {} iterations", res.iterations);
+    assert_eq!(solves.get(), res.iterations + 1, "one solve per step plus the start");
+    // the exact minimiser by Sherman-Morrison: x = D^-1 b - D^-1 u (u^T D^-1 b) / (1 + u^T D^-1 u)
+    let dib: Vec<f64> = b.iter().zip(&dvals).map(|(a, d)| a / d).collect();
+    let diu: Vec<f64> = u.iter().zip(&dvals).map(|(a, d)| a / d).collect();
+    let ub: f64 = u.iter().zip(&dib).map(|(a, b)| a * b).sum();
+    let uu: f64 = u.iter().zip(&diu).map(|(a, b)| a * b).sum();
+    let exact: Vec<f64> = dib.iter().zip(&diu).map(|(a, c)| a - c * ub / (1.0 + uu)).collect();
+    let scale = exact.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let err = res.x.iter().zip(&exact).fold(0.0f64, |a, (x, e)| a.max((x - e).abs()));
+    assert!(err <= 1e-8 * scale, "max error {err:.2e} against {scale:.2e}");
+    assert!(res.iterations <= 60, "{} iterations", res.iterations);
+}
