@@ -43,20 +43,21 @@ fn lagrangian_gradient_matches_central_differences() {
 /// (D spanning four decades, `P = D`: right on the diagonal, wrong in one direction).
 #[test]
 fn inner_lbfgs_solves_the_preconditioner_once_per_step_and_converges() {
+    use structdr_numerics::optim::dot;
     let n = 40;
     let dvals: Vec<f64> = (0..n).map(|i| 10f64.powf(4.0 * i as f64 / (n - 1) as f64)).collect();
     let u: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.7 + 0.3).sin() * 3.0).collect();
     let b: Vec<f64> = (0..n).map(|i| ((i as f64) * 1.3).cos()).collect();
     let apply = |x: &[f64], out: &mut [f64]| {
-        let ux: f64 = u.iter().zip(x).map(|(a, b)| a * b).sum();
+        let ux = dot(&u, x);
         for i in 0..n {
             out[i] = dvals[i] * x[i] + u[i] * ux;
         }
     };
     let f = |x: &[f64], g: &mut [f64]| {
         apply(x, g);
-        let xax: f64 = x.iter().zip(g.iter()).map(|(a, b)| a * b).sum();
-        let bx: f64 = x.iter().zip(&b).map(|(a, b)| a * b).sum();
+        let xax = dot(x, g);
+        let bx = dot(x, &b);
         g.iter_mut().zip(&b).for_each(|(gi, bi)| *gi -= bi);
         0.5 * xax - bx
     };
@@ -71,8 +72,8 @@ fn inner_lbfgs_solves_the_preconditioner_once_per_step_and_converges() {
     // the exact minimiser by Sherman-Morrison: x = D^-1 b - D^-1 u (u^T D^-1 b) / (1 + u^T D^-1 u)
     let dib: Vec<f64> = b.iter().zip(&dvals).map(|(a, d)| a / d).collect();
     let diu: Vec<f64> = u.iter().zip(&dvals).map(|(a, d)| a / d).collect();
-    let ub: f64 = u.iter().zip(&dib).map(|(a, b)| a * b).sum();
-    let uu: f64 = u.iter().zip(&diu).map(|(a, b)| a * b).sum();
+    let ub = dot(&u, &dib);
+    let uu = dot(&u, &diu);
     let exact: Vec<f64> = dib.iter().zip(&diu).map(|(a, c)| a - c * ub / (1.0 + uu)).collect();
     let scale = exact.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let err = res.x.iter().zip(&exact).fold(0.0f64, |a, (x, e)| a.max((x - e).abs()));
