@@ -27,14 +27,26 @@ demo: build
     {{bin}} run experiments/demo.toml
     @echo "open results/demo/table.md and results/demo/embedding_*.png"
 
-# Release mode for the numeric tests; data-set tests skip without the mirror; formatting, clippy
-# with warnings as errors (missing docs included) and the benches' build are part of it.
-# The test suite, then formatting, clippy (warnings are errors) and the benches' build.
+# Release mode for the numeric tests; data-set tests skip without the mirror; formatting and clippy
+# with warnings as errors (missing docs included) are part of it, and clippy's `--all-targets`
+# type-checks and lints the benches (`just bench` builds and runs them). The tests run under
+# cargo-nextest (.config/nextest.toml: a process per test, a hung test killed after 15 minutes and
+# named), then the doctests; without cargo-nextest, `cargo test` runs them all. Each step prints
+# the time it starts, so a slow CI log shows where its time went.
+# The test suite, then formatting and clippy (warnings are errors).
 test:
+    @date -u +'test: %T formatting and clippy'
     cargo fmt --all --check
     cargo clippy --workspace --all-targets --release --quiet -- -D warnings
-    cargo test --release --workspace --exclude structdr-python -- --test-threads 2
-    cargo bench --workspace --exclude structdr-python --no-run --quiet
+    @date -u +'test: %T the tests (build, then run)'
+    if cargo nextest --version > /dev/null 2>&1; then \
+        cargo nextest run --release --workspace --exclude structdr-python && \
+        cargo test --release --workspace --exclude structdr-python --doc; \
+    else \
+        echo "cargo-nextest not found: cargo test (no per-test time limit)"; \
+        cargo test --release --workspace --exclude structdr-python -- --test-threads 2; \
+    fi
+    @date -u +'test: %T done'
 
 # The Python package in a fresh virtual environment (pip install ./python[test]), then its pytest
 # suite; after `just test` (the CLI comparisons use target/release/structdr).
@@ -181,7 +193,7 @@ nightly *ARGS: build
 
 # The paired speed comparison under a competing CPU load (two spinning threads): no alarm expected.
 nightly-load-test:
-    cargo test --release -p structdr --test nightly -- --ignored --nocapture paired_speed_is_quiet_under_a_competing_load
+    cargo test --release -p structdr --test suite -- --ignored --nocapture nightly::paired_speed_is_quiet_under_a_competing_load
 
 # Installs slurm-wlm and munge if missing; a spec as a job array of 4 tasks through
 # `structdr slurm --submit`, compared bit for bit with a local run.

@@ -4,7 +4,7 @@
 //! and is named with its commit range and old and new values. The history page loads in headless Chromium with
 //! every figure.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! Chromium that fails on console errors or missing images (CI installs Chromium; elsewhere the
 //! browser part is skipped when no `chromium` is found).
 
-mod common;
+use crate::common;
 
 use structdr::exec::RunOptions;
 
