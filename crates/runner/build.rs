@@ -11,7 +11,11 @@
 const CODE_PATHS: [&str; 4] = ["crates", "baselines", "Cargo.toml", "Cargo.lock"];
 
 fn git(args: &[&str]) -> Option<String> {
+    // --no-optional-locks: `git status` would otherwise refresh and rewrite .git/index (it does on
+    // a fresh clone), an input this script watches below, so the next build would run it again and
+    // recompile the crate
     std::process::Command::new("git")
+        .arg("--no-optional-locks")
         .args(args)
         .current_dir("../..")
         .output()
