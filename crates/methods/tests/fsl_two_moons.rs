@@ -1,7 +1,7 @@
 //! 001 §V-B3: two moons + 1000 U[0,1] noise features, gamma = 100, lambda = 10, b = 1: FSL keeps
 //! the two moon coordinates (paper: theta = 0.5758 / 0.4242) and zeros every noise feature.
 //! Features min-max scaled to [0, 1] (docs/parity/fsl.md). About 20 s in release, so ignored:
-//! `cargo test --release -p structdr-methods --test fsl_two_moons -- --ignored --nocapture`.
+//! `cargo test --release -p structdr-methods --test suite -- --ignored --nocapture fsl_two_moons::`.
 
 use std::collections::BTreeMap;
 use structdr_datasets::preprocess::minmax01;

@@ -302,7 +302,7 @@ fn the_inequality_endgame_certifies_when_the_violation_stops_falling() {
 /// at most 1e-5 that contains Clarabel's optimum. Version 5 (sequential sums, checks only after
 /// 100x falls of the violation) failed one of the twelve (a gap of 3.1e-3); version 6 passes all.
 /// About a minute in release mode, so not in the default run: `cargo test --release -p
-/// structdr-methods --test mvu -- --ignored`.
+/// structdr-methods --test suite -- --ignored mvu::`.
 #[test]
 #[ignore]
 fn the_degenerate_square_certifies_from_perturbed_starts() {

@@ -2,7 +2,7 @@
 //! for each parameter in order, its name, kind (as printed and in full), default, stage and doc.
 //! Record keys, `docs/methods.md` and `structdr methods` all derive from these, so a change to how
 //! parameters are declared must leave this text unchanged. After a deliberate schema change,
-//! regenerate the fixture with `STRUCTDR_BLESS_SCHEMA=1 cargo test -p structdr-methods --test schema`
+//! regenerate the fixture with `STRUCTDR_BLESS_SCHEMA=1 cargo test -p structdr-methods --test suite -- schema::`
 //! and review the diff.
 
 use structdr_methods::registry;
