@@ -1,5 +1,7 @@
 //! Conformance of every registered method to the contract (`structdr_methods::api`). A method
-//! gets all of these checks by being registered:
+//! gets all of these checks by being registered; checks 3 to 6 fit it, in its own test
+//! `contract::<method>` from a line of `fit_contract_tests!` (a test fails, naming the line to add,
+//! when a registered method has none):
 //!
 //! 1. it builds from its defaults, its registry entry's schema validates its own defaults, the
 //!    instance reports the parameters it was built from (for every admissible sample value of
@@ -243,95 +245,125 @@ fn degenerate_data_is_a_degenerate_error_for_every_method() {
     }
 }
 
-#[test]
-fn same_seed_same_bits_at_one_and_two_threads_and_output_has_its_kinds_shape() {
+/// The fit contract of one method, from five fits (the fits dominate this file's time, so each
+/// serves every check that needs it; a test per method lets the test runner spread them over the
+/// cores, and names the method that fails):
+///
+/// 3. the same seed gives the same bits and history with 1 and 2 rayon threads; the output has
+///    the registry's kind and that kind's shape, and the trace says why it stopped;
+/// 5. an inductive method's transform maps the training data onto its embedding (new samples of
+///    the right width too, a wrong width is an input error); a transductive fit has none;
+/// 6. labels (which no method needs) change nothing; an initial value is refused unless the entry
+///    says `accepts_init`, and the method's own solution is accepted where it does;
+///
+/// and a method not declared `randomised` gives the same bits for another seed (the runner repeats
+/// only randomised cells under a spec's `repeats`: a method that claims not to be would hide its
+/// seed variance). The conformance data has N = 60, so k-means-seeded methods (ddrtree's K < N,
+/// rpg's landmarks) do use the seed on it.
+fn fit_contract(name: &str) {
+    let m = registry().iter().find(|m| m.name == name).unwrap_or_else(|| panic!("{name} is not registered"));
     let x = data();
-    for m in registry() {
-        let input = FitInput::new(x.view(), 42);
-        let one = in_pool(1, || fit(m, &input)).unwrap_or_else(|e| panic!("{} fails on the conformance data: {e}", m.name));
-        let two = in_pool(2, || fit(m, &input)).unwrap();
-        assert_eq!(bits(&one), bits(&two), "{}: 1 vs 2 threads", m.name);
-        assert_eq!(
-            one.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            two.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            "{}: history",
-            m.name
-        );
-        assert_eq!(one.kind(), m.output, "{}: output kind differs from the registry entry", m.name);
-        one.check_shape(x.nrows(), x.ncols()).unwrap_or_else(|e| panic!("{}: {e}", m.name));
-        if m.output == OutputKind::Embedding {
-            let dim = one.embedding().unwrap().ncols();
-            assert!(dim >= 1, "{}", m.name);
-        }
-        assert!(!one.trace.termination.is_empty(), "{}: the trace says why it stopped", m.name);
-        assert!(one.trace.converged() || one.trace.iterations > 0, "{}: a closed form converges", m.name);
+    let input = FitInput::new(x.view(), 1);
+    let one = in_pool(1, || fit(m, &input)).unwrap_or_else(|e| panic!("{} fails on the conformance data: {e}", m.name));
+    let two = in_pool(2, || fit(m, &input)).unwrap();
+    assert_eq!(bits(&one), bits(&two), "{}: 1 vs 2 threads", m.name);
+    assert_eq!(
+        one.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        two.trace.history.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        "{}: history",
+        m.name
+    );
+    assert_eq!(one.kind(), m.output, "{}: output kind differs from the registry entry", m.name);
+    one.check_shape(x.nrows(), x.ncols()).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+    if m.output == OutputKind::Embedding {
+        let dim = one.embedding().unwrap().ncols();
+        assert!(dim >= 1, "{}", m.name);
     }
-}
+    assert!(!one.trace.termination.is_empty(), "{}: the trace says why it stopped", m.name);
+    assert!(one.trace.converged() || one.trace.iterations > 0, "{}: a closed form converges", m.name);
 
-#[test]
-fn methods_not_declared_randomised_ignore_the_seed() {
-    // the runner repeats only `randomised` cells under a spec's `repeats`: a method that claims
-    // not to be would hide its seed variance. The conformance data has N = 60, so k-means-seeded
-    // methods (ddrtree's K < N, rpg's landmarks) do use the seed on it.
-    let x = data();
-    let mut varied = Vec::new();
-    for m in registry() {
-        let a = fit(m, &FitInput::new(x.view(), 1)).unwrap();
-        let b = fit(m, &FitInput::new(x.view(), 977)).unwrap();
-        if !m.randomised {
-            assert_eq!(bits(&a), bits(&b), "{} is not declared randomised but its output depends on the seed", m.name);
-        } else if bits(&a) != bits(&b) {
-            varied.push(m.name);
-        }
+    let reseeded = fit(m, &FitInput::new(x.view(), 977)).unwrap();
+    if !m.randomised {
+        assert_eq!(bits(&one), bits(&reseeded), "{} is not declared randomised but its output depends on the seed", m.name);
     }
-    assert!(varied.contains(&"rproj"), "the random projection varies with the seed: {varied:?}");
-}
-
-#[test]
-fn inductive_methods_transform_the_training_data_into_their_embedding() {
-    let x = data();
-    let mut inductive = Vec::new();
-    for m in registry() {
-        let f = fit(m, &FitInput::new(x.view(), 3)).unwrap();
-        match (&f.transform, m.inductive) {
-            (Some(t), true) => {
-                let y = f.embedding().unwrap();
-                let z = t.transform(x.view()).unwrap();
-                let err = (&z - y).iter().fold(0.0f64, |a, v| a.max(v.abs()));
-                let scale = y.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1e-12);
-                assert!(err <= 1e-8 * scale, "{}: transform(X) differs from the embedding by {err:e} (scale {scale:e})", m.name);
-                // new samples: the right width is mapped, a wrong width is an input error
-                assert_eq!(t.transform(x.slice(ndarray::s![..5, ..])).unwrap().dim(), (5, y.ncols()));
-                assert!(matches!(t.transform(x.slice(ndarray::s![.., ..3])), Err(MethodError::Input { .. })), "{}", m.name);
-                inductive.push(m.name);
-            }
-            (None, false) => {}
-            (t, i) => panic!("{}: registry says inductive = {i} but the fit has a transform: {}", m.name, t.is_some()),
-        }
+    if m.name == "rproj" {
+        assert_ne!(bits(&one), bits(&reseeded), "the random projection varies with the seed");
     }
-    assert_eq!(inductive, vec!["identity", "pca", "rproj", "kpca"]);
-}
 
-#[test]
-fn initial_values_are_refused_unless_accepted_and_labels_change_nothing() {
-    let x = data();
+    match (&one.transform, m.inductive) {
+        (Some(t), true) => {
+            let y = one.embedding().unwrap();
+            let z = t.transform(x.view()).unwrap();
+            let err = (&z - y).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            let scale = y.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(1e-12);
+            assert!(err <= 1e-8 * scale, "{}: transform(X) differs from the embedding by {err:e} (scale {scale:e})", m.name);
+            assert_eq!(t.transform(x.slice(ndarray::s![..5, ..])).unwrap().dim(), (5, y.ncols()));
+            assert!(matches!(t.transform(x.slice(ndarray::s![.., ..3])), Err(MethodError::Input { .. })), "{}", m.name);
+        }
+        (None, false) => {}
+        (t, i) => panic!("{}: registry says inductive = {i} but the fit has a transform: {}", m.name, t.is_some()),
+    }
+
     let y = labels();
-    for m in registry() {
-        let plain = fit(m, &FitInput::new(x.view(), 5)).unwrap();
-        let with_labels = fit(m, &FitInput::new(x.view(), 5).with_labels(&y)).unwrap();
-        assert_eq!(bits(&plain), bits(&with_labels), "{}: labels changed an unsupervised fit", m.name);
-        assert!(!m.needs_labels, "{}", m.name);
-        let init = match &plain.output {
-            Output::PrincipalGraph(g) => Init::Centres(g.centres.view()),
-            _ => Init::Embedding(x.view()),
-        };
-        let r = fit(m, &FitInput::new(x.view(), 5).with_init(init));
-        if m.accepts_init {
-            // starting from the method's own solution is accepted and stays a valid output
-            let f = r.unwrap_or_else(|e| panic!("{} accepts an initial value but refused its own: {e}", m.name));
-            f.check_shape(x.nrows(), x.ncols()).unwrap();
-        } else {
-            assert!(matches!(r, Err(MethodError::Input { .. })), "{}: an initial value must be refused", m.name);
-        }
+    let with_labels = fit(m, &FitInput::new(x.view(), 1).with_labels(&y)).unwrap();
+    assert_eq!(bits(&one), bits(&with_labels), "{}: labels changed an unsupervised fit", m.name);
+    assert!(!m.needs_labels, "{}", m.name);
+    let init = match &one.output {
+        Output::PrincipalGraph(g) => Init::Centres(g.centres.view()),
+        _ => Init::Embedding(x.view()),
+    };
+    let r = fit(m, &FitInput::new(x.view(), 1).with_init(init));
+    if m.accepts_init {
+        // starting from the method's own solution is accepted and stays a valid output
+        let f = r.unwrap_or_else(|e| panic!("{} accepts an initial value but refused its own: {e}", m.name));
+        f.check_shape(x.nrows(), x.ncols()).unwrap();
+    } else {
+        assert!(matches!(r, Err(MethodError::Input { .. })), "{}: an initial value must be refused", m.name);
     }
+}
+
+/// `contract::<method>`: [`fit_contract`] for each registered method (`-` in a name becomes `_`),
+/// and a test that the list is the registry.
+macro_rules! fit_contract_tests {
+    ($($test:ident => $name:literal),* $(,)?) => {
+        mod contract {
+            $(
+                #[test]
+                fn $test() {
+                    super::fit_contract($name);
+                }
+            )*
+
+            #[test]
+            fn every_registered_method_has_a_fit_contract_test() {
+                let listed = [$($name),*];
+                for m in structdr_methods::registry() {
+                    assert!(
+                        listed.contains(&m.name),
+                        "{0} has no fit contract test: add `{1} => \"{0}\",` to fit_contract_tests! in crates/methods/tests/conformance.rs",
+                        m.name,
+                        m.name.replace('-', "_")
+                    );
+                }
+                assert_eq!(listed.len(), structdr_methods::registry().len(), "fit_contract_tests! lists a method that is not registered");
+            }
+        }
+    };
+}
+
+fit_contract_tests! {
+    identity => "identity", pca => "pca", rproj => "rproj", kpca => "kpca", le => "le", lle => "lle",
+    spl => "spl", drtree => "drtree", ddrtree => "ddrtree", fsl => "fsl", ls => "ls", spec => "spec",
+    mcfs => "mcfs", ndfs => "ndfs", rufs => "rufs", spfs => "spfs", llcfs => "llcfs", fsasl => "fsasl",
+    sogfs => "sogfs", mpme => "mpme", esl => "esl", rpg_tree => "rpg-tree", rpg_l1 => "rpg-l1",
+    rpg_landmark => "rpg-landmark", polyline => "polyline", scms => "scms", tsne => "tsne", meu => "meu",
+    smce => "smce", gplvm => "gplvm", mvu => "mvu", mvu_ineq => "mvu-ineq", mvu2 => "mvu2",
+    landmark_mvu => "landmark-mvu", mvu_drtoolbox => "mvu-drtoolbox", fastmvu => "fastmvu",
+}
+
+/// Exactly these entries are inductive (a transform for new samples).
+#[test]
+fn the_inductive_methods_are_identity_pca_rproj_and_kpca() {
+    let inductive: Vec<&str> = registry().iter().filter(|m| m.inductive).map(|m| m.name).collect();
+    assert_eq!(inductive, vec!["identity", "pca", "rproj", "kpca"]);
 }
