@@ -17,10 +17,11 @@ default:
 
 # `--workspace --bins --examples` resolves dependency features as `cargo test --workspace` does
 # (examples, like tests, activate the dev-dependencies), so after `just test` or CI the binary is
-# already built; `-p structdr` alone resolves fewer features and rebuilt 32 crates.
+# already built; `-p structdr` alone resolves fewer features and rebuilt 32 crates. The benchmarks'
+# crate (criterion) is left out of both, as `just test` leaves it out.
 # Build the release binary (with the test build's features: nothing rebuilds after `just test`).
 build:
-    cargo build --release --workspace --bins --examples
+    cargo build --release --workspace --exclude structdr-bench --bins --examples
 
 # Main job on the embedded default: synthetic manifolds, table + figures in results/demo/ (no download).
 demo: build
@@ -40,11 +41,11 @@ test:
     cargo clippy --workspace --all-targets --release --quiet -- -D warnings
     @date -u +'test: %T the tests (build, then run)'
     if cargo nextest --version > /dev/null 2>&1; then \
-        cargo nextest run --release --workspace --exclude structdr-python && \
-        cargo test --release --workspace --exclude structdr-python --doc; \
+        cargo nextest run --release --workspace --exclude structdr-python --exclude structdr-bench && \
+        cargo test --release --workspace --exclude structdr-python --exclude structdr-bench --doc; \
     else \
         echo "cargo-nextest not found: cargo test (no per-test time limit)"; \
-        cargo test --release --workspace --exclude structdr-python -- --test-threads 2; \
+        cargo test --release --workspace --exclude structdr-python --exclude structdr-bench -- --test-threads 2; \
     fi
     @date -u +'test: %T done'
 
@@ -205,9 +206,9 @@ slurm-test: build
 history: build
     {{bin}} history
 
-# Criterion benchmarks (eigendecomposition, 1-NN LOOCV, k-means).
+# Criterion benchmarks (crates/bench: eigendecomposition, 1-NN LOOCV, k-means, SPL, MPME/ESL, FSL, DDRTree, RPG).
 bench:
-    cargo bench -p structdr-linalg -p structdr-eval -p structdr-methods -- --quick
+    cargo bench -p structdr-bench -- --quick
 
 # t-SNE against scikit-learn's Barnes-Hut on one core, both in one run (N = 2000 and 8000, 50-D).
 bench-tsne: build

@@ -4,7 +4,7 @@
 //! `Q^-1`). Also the MPME dual (dim = 32, lambda = 0.1, C = inf) solved for 10 iterations from
 //! W = 0 with each solver (`projected`, `lbfgsb`): the solvers' own work on 2 M variables included
 //! (target: <= 0.25 s per iteration).
-//! Run: `cargo bench -p structdr-methods --bench mpme_esl -- --quick`.
+//! Run: `cargo bench -p structdr-bench --bench mpme_esl -- --quick`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ndarray::Array2;

@@ -1,6 +1,6 @@
 //! Criterion benchmarks of FSL at the Yale size (N = 165, M = 1024).
 //!
-//! `cargo bench -p structdr-methods --bench fsl -- --quick`
+//! `cargo bench -p structdr-bench --bench fsl -- --quick`
 //! - `fsl_iteration_parts`: the work of one iteration on a fixed (W, theta): one `dsyevd` of L_W,
 //!   `G = U diag(h) U^T`, the W-gradient, the theta-gradient (`c = feature costs`, O(N^2 M)).
 //! - `fsl_solve_1_iteration`: `Fsl::solve` with `max_iter = 1` (set-up, initial eigendecomposition,

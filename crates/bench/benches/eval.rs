@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the evaluation metrics.
 //!
-//! `cargo bench -p structdr-eval -- --quick` finishes in well under two minutes.
+//! `cargo bench -p structdr-bench --bench eval -- --quick` finishes in well under two minutes.
 //! Targets (release, 2 cores): 1-NN LOOCV on 5000 x 16 <= 0.3 s.
 
 use std::time::Duration;

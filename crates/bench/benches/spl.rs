@@ -3,7 +3,7 @@
 //! <= 0.2 s per iteration on 2 cores. Cases: `letter.t` itself (through the registry; skipped
 //! without the data), uniform random 5000 x 16 (intrinsic dimension 16, the worst case for fill)
 //! and a 2-D sheet embedded in 16-D (low intrinsic dimension).
-//! Run: `STRUCTDR_MIRROR=../shared/datasets OPENBLAS_CORETYPE=SKYLAKEX cargo bench -p structdr-methods --bench spl`
+//! Run: `STRUCTDR_MIRROR=../shared/datasets OPENBLAS_CORETYPE=SKYLAKEX cargo bench -p structdr-bench --bench spl`
 //! (add `-- spl_letter` for the letter case only).
 
 use criterion::{criterion_group, criterion_main, Criterion};

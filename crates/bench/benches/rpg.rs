@@ -2,7 +2,7 @@
 //! rpg-l1 on a 300-point 2-D tree (Table 1 parameters, K = N), and the landmark tree with
 //! K = 200 on 20,000 points in 10-D.
 //!
-//! `cargo bench -p structdr-methods --bench rpg -- --quick`
+//! `cargo bench -p structdr-bench --bench rpg -- --quick`
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use ndarray::Array2;
