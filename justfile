@@ -32,7 +32,8 @@ demo: build
 # with warnings as errors (missing docs included) are part of it, and clippy's `--all-targets`
 # type-checks and lints the benches (`just bench` builds and runs them). The tests run under
 # cargo-nextest (.config/nextest.toml: a process per test, a hung test killed after 15 minutes and
-# named), then the doctests; without cargo-nextest, `cargo test` runs them all. Each step prints
+# named), then the doctests; without cargo-nextest, `cargo test` runs them all. The examples are
+# not built here (clippy's `--all-targets` checks that they compile). Each step prints
 # the time it starts, so a slow CI log shows where its time went.
 # The test suite, then formatting and clippy (warnings are errors).
 test:
@@ -41,7 +42,7 @@ test:
     cargo clippy --workspace --all-targets --release --quiet -- -D warnings
     @date -u +'test: %T the tests (build, then run)'
     if cargo nextest --version > /dev/null 2>&1; then \
-        cargo nextest run --release --workspace --exclude structdr-python --exclude structdr-bench && \
+        cargo nextest run --release --workspace --exclude structdr-python --exclude structdr-bench --lib --bins --tests && \
         cargo test --release --workspace --exclude structdr-python --exclude structdr-bench --doc; \
     else \
         echo "cargo-nextest not found: cargo test (no per-test time limit)"; \
