@@ -236,9 +236,11 @@ fn degenerate_data_is_a_degenerate_error_for_every_method() {
                 Ok(_) => panic!("{} accepted {what}", m.name),
             }
         }
-        // the bounds are where squared distances stop being representable, not tighter
+        // the bounds are where squared distances stop being representable, not tighter (a method
+        // may still find data at that scale degenerate for a reason of its own: MPME's W = 0)
         assert!(
-            fit(m, &FitInput::new((&good * 1e100).view(), 1)).map_or_else(|e| !matches!(e, MethodError::Degenerate { .. }), |_| true),
+            fit(m, &FitInput::new((&good * 1e100).view(), 1))
+                .map_or_else(|e| !matches!(&e, MethodError::Degenerate { reason, .. } if reason.contains("extreme scale")), |_| true),
             "{} at 1e100",
             m.name
         );

@@ -183,10 +183,12 @@ impl Embedder for Meu {
                 ),
             });
         }
-        let (embedding, lambda) = embedding(&prob, w, self.dim, self.scaling)?;
         let nc = prob.n_nodes();
         let active_nodes: Vec<(usize, usize, f64)> = prob.edges().iter().zip(w).filter(|(_, &v)| v > 0.0).map(|(&(a, b), &v)| (a, b, v)).collect();
-        let (_, components) = structdr_numerics::graphs::connected_components(nc, &active_nodes);
+        // more than dim + 1 components tie the kernel's top eigenvalue 1/gamma beyond dim: no
+        // embedding the data determine (a degenerate error)
+        let components = super::embedding_is_determined(NAME, nc, &active_nodes, self.dim, ("gamma", self.gamma), "use a larger k or dim")?;
+        let (embedding, lambda) = embedding(&prob, w, self.dim, self.scaling)?;
         // the drawn graph: edges between the nodes' lowest samples
         let mut rep = vec![usize::MAX; nc];
         for (i, &c) in prob.node().iter().enumerate() {
@@ -243,9 +245,9 @@ impl Embedder for Meu {
                 nc
             ));
         }
-        if components > self.dim {
+        if components > 1 {
             f.notes.push(format!(
-                "the learned graph has {components} components, so 0 is an eigenvalue of L of multiplicity {} >= d on 1^perp: the embedding spans component indicators, and any rotation within that eigenspace is equally valid (the reference's eig has the same freedom)",
+                "the learned graph has {components} components, so 0 is an eigenvalue of L of multiplicity {} <= d on 1^perp: the embedding spans the component indicators (up to a rotation within that eigenspace, which distances do not see)",
                 components - 1
             ));
         }
@@ -265,7 +267,7 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "Maximum entropy unfolding: a Gaussian random field p(Y) ∝ |L + gamma I|^(p/2) exp(-tr(Y^T (L + gamma I) Y)/2) on the symmetrised K-NN graph, edge weights w >= 0 by maximum likelihood (sparse Cholesky + selected inversion; or Besag's pseudo-likelihood) with projected L-BFGS; embedding: top-d eigenvectors of the centred (L + gamma I)^-1, computed as the bottom eigenvectors of L on 1^perp. Coincident samples are merged into one node (the likelihood's limit).",
         reference: "Lawrence, A Unifying Probabilistic Perspective for Spectral Dimensionality Reduction, JMLR 13 (2012), §3; MATLAB meu toolbox (SheffieldML/meu: meuCreate, meuOptimise)",
-        version: 1,
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

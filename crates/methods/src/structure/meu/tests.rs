@@ -393,6 +393,24 @@ fn bad_input_is_an_error() {
     assert!(m.fit(x.view(), 0).is_ok());
 }
 
+/// Eight tight groups of four samples far apart: every 3-NN pair stays inside a group, so the
+/// learned graph has 8 components and the centred kernel (L + gamma I)^-1 its top eigenvalue
+/// 1/gamma 7 times: at dim = 2 the embedding would be two directions of that tied eigenspace,
+/// picked by rounding, so the fit is a degenerate error; at dim = 7 the whole eigenspace is kept.
+#[test]
+fn a_learned_graph_with_more_components_than_dim_plus_one_is_degenerate() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(21);
+    let x = Array2::from_shape_fn((32, 3), |(i, j)| 20.0 * (((i / 4) >> j) & 1) as f64 + 0.2 * rng.gen_range(-1.0..1.0));
+    let m = Meu { k: 3, dim: 2, ..Meu::default() };
+    let err = m.fit(x.view(), 0).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, MethodError::Degenerate { .. }) && msg.contains("8 connected components") && msg.contains("7 times, more than dim = 2"), "{msg}");
+    assert!(msg.contains("use a larger k or dim"), "{msg}");
+    let f = Meu { dim: 7, ..m.clone() }.fit(x.view(), 0).unwrap();
+    assert_eq!(f.embedding().unwrap().ncols(), 7);
+    assert!(f.notes.iter().any(|n| n.contains("8 components")), "{:?}", f.notes);
+}
+
 /// Timing on LIBSVM letter.t (5000 x 16, the paper's Letter) at K = 50, one thread:
 /// `RAYON_NUM_THREADS=1 cargo test --release -p structdr-methods --lib meu::tests::letter_timing -- --ignored --nocapture`
 /// (`MEU_DATA` (a registry name), `MEU_K`, `MEU_OBJECTIVE`, `MEU_DIM`, `MEU_MAX_ITER`, `MEU_TOL`
