@@ -237,7 +237,8 @@ fn degenerate_data_is_a_degenerate_error_for_every_method() {
             }
         }
         // the bounds are where squared distances stop being representable, not tighter (a method
-        // may still find data at that scale degenerate for a reason of its own: MPME's W = 0)
+        // may still find data at that scale degenerate for a reason of its own, e.g. a learned
+        // graph without an edge)
         assert!(
             fit(m, &FitInput::new((&good * 1e100).view(), 1))
                 .map_or_else(|e| !matches!(&e, MethodError::Degenerate { reason, .. } if reason.contains("extreme scale")), |_| true),
