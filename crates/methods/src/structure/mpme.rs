@@ -20,6 +20,10 @@
 //!    `(L + lambda I) f = mu D_lambda f`, `D_lambda = diag((W + lambda I) 1)` (eq. 16), through
 //!    `D_lambda^{-1/2} (L + lambda I) D_lambda^{-1/2}`: eigenvectors 2..d+1 (ascending), the first
 //!    dropped as in LE (the paper's `lambda = 0` special case), scaled so that `F^T D_lambda F = I`.
+//!    Since version 2 an optimum the data do not turn into an embedding is `degenerate`: `W = 0`
+//!    (the kernel `I / lambda` has one eigenvalue on `1^perp`), and under KPCA a `W` with more than
+//!    `dim + 1` connected components (the top eigenvalue `1/lambda` is tied `c - 1` times;
+//!    [`super::embedding_is_determined`]).
 //!
 //! Cost: N(N-1)/2 variables (2.0 M at N = 2007). The active-set solver evaluates on the working
 //! set's sparse factor (milliseconds; the optimum keeps 0.1-0.8% of the pairs on the Table 1 sets)
