@@ -29,7 +29,8 @@
 //!
 //! A variable whose column is (numerically) in the span of the active columns, e.g. a duplicate
 //! feature or a zero column, is excluded for good when it would enter (its Cholesky pivot
-//! `< 1e-12 G_jj`), as scikit-learn does with a warning. Ties go to the lowest index.
+//! `<= PIVOT_RTOL G_jj`, [`PIVOT_RTOL`]), as scikit-learn does with a warning. Ties (within
+//! [`TIE_RTOL`], relative) go to the lowest index.
 //!
 //! Cost: with the Gram matrix (`gram`, M x M, worth it when N > M) O(M |A|) per step; without,
 //! O(N M) per step (one `X' u`).
@@ -111,13 +112,32 @@ impl Design<'_, '_> {
     }
 }
 
+/// Relative pivot below which a column counts as in the span of the active columns:
+/// `sqrt(eps_mach)`, about 1.5e-8. The pivot `G_jj - ||L_AA^-1 G_Aj||^2` is `G_jj sin^2 theta`
+/// (`theta` the angle between column j and the active span), computed from the Gram matrix, so
+/// its rounding is about `eps cond(G_AA)` relative, not `eps`: with `1e-12` (MCFS version 1,
+/// FSASL version 2) an exact duplicate of an active feature came out at 1e-11 to 1e-12 of `G_jj`
+/// and entered or not depending on OpenBLAS's thread count (docs/parity/mcfs.md). A column at an
+/// angle below about 1.2e-4 rad from the active span has a coefficient the normal equations
+/// resolve to no better than `eps / sin^2 theta`, about 1e-8 relative, anyway.
+pub const PIVOT_RTOL: f64 = 1.4901161193847656e-8;
+
+/// Relative difference below which two variables tie to enter the active set (the largest
+/// `|c_j|` at the start, the smallest step `gamma_j` after it), the tie going to the lowest index.
+/// Two identical features have correlations `X_j' r` that differ in the last bits when BLAS
+/// accumulates their columns in different lanes (and with the thread count), so an exact tie
+/// test let rounding pick which of them entered (MCFS version 1: a duplicate scored beside its
+/// original at one BLAS thread). 1e-10 is above the rounding of a dot product of up to about
+/// 4.5e5 terms and below any difference the data can mean.
+pub const TIE_RTOL: f64 = 1e-10;
+
 /// Lower-triangular Cholesky factor of `G_AA`, grown one row at a time.
 struct Chol {
     rows: Vec<Vec<f64>>,
 }
 
 impl Chol {
-    /// Appends variable j; false (and nothing appended) if its pivot is below `1e-12 G_jj`.
+    /// Appends variable j; false (and nothing appended) if its pivot is at most `PIVOT_RTOL G_jj`.
     fn push(&mut self, d: &Design, active: &[usize], j: usize) -> bool {
         let gjj = d.g(j, j);
         let mut z = Vec::with_capacity(active.len() + 1);
@@ -126,7 +146,7 @@ impl Chol {
             z.push((d.g(a, j) - s) / self.rows[t][t]);
         }
         let piv = gjj - z.iter().map(|v| v * v).sum::<f64>();
-        if !(gjj > 0.0 && piv > 1e-12 * gjj) {
+        if !(gjj > 0.0 && piv > PIVOT_RTOL * gjj) {
             return false;
         }
         z.push(piv.sqrt());
@@ -349,9 +369,13 @@ fn path(d: &Design, mut c: Array1<f64>, skip: Option<usize>, stop: Stop, lasso: 
             return LarsFit { coef: beta, active, lambda: l, steps, drops, excluded: n_excluded, end: LarsEnd::Lambda };
         }
     }
-    // the first variable(s): the largest |c_j|, ties to the lowest index, collinear ones skipped
+    // the first variable(s): the largest |c_j|, ties (within TIE_RTOL) to the lowest index,
+    // collinear ones skipped
     let mut order: Vec<usize> = (0..m).filter(|&j| free(j)).collect();
     order.sort_by(|&a, &b| c[b].abs().total_cmp(&c[a].abs()).then(a.cmp(&b)));
+    let c0 = order.first().map_or(0.0, |&j| c[j].abs());
+    let near = order.iter().take_while(|&&j| c[j].abs() >= c0 * (1.0 - TIE_RTOL)).count();
+    order[..near].sort_unstable();
     for &j in &order {
         if c[j] == 0.0 {
             break;
@@ -392,7 +416,9 @@ fn path(d: &Design, mut c: Array1<f64>, skip: Option<usize>, stop: Stop, lasso: 
             for (num, den) in [(big_c - c[j], aa - a[j]), (big_c + c[j], aa + a[j])] {
                 if den > tol && !(tied && num <= 1e-9 * big_c) {
                     let g = num.max(0.0) / den;
-                    if g < g_add {
+                    // j runs upwards: a later variable must come first by more than the
+                    // rounding (TIE_RTOL) to take the place of an earlier one
+                    if g < g_add * (1.0 - TIE_RTOL) || (g_add.is_infinite() && g < g_add) {
                         g_add = g;
                         j_add = j;
                     }
@@ -643,5 +669,42 @@ mod tests {
         let z = lars(x.view(), None, Array1::zeros(30).view(), 3, true);
         assert_eq!(z.end, LarsEnd::Zero);
         assert!(z.coef.iter().all(|&v| v == 0.0));
+    }
+
+    /// The collinearity test does not hang on the last bits of the Gram matrix: a duplicate of an
+    /// active column whose Gram entries differ from the original's by 1e-10 relative (what
+    /// another BLAS kernel's accumulation order can give after a few active columns) is still
+    /// excluded, and a column at sin^2 = 1e-6 from the active span (a genuine, if nearly
+    /// collinear, direction) still enters.
+    #[test]
+    fn the_pivot_test_is_robust_to_the_rounding_of_the_gram_matrix() {
+        let (mut x, _) = problem(5, 30, 6);
+        for i in 0..30 {
+            x[[i, 5]] = x[[i, 0]];
+        }
+        let mut g = x.t().dot(&x);
+        let g55 = g[[5, 5]];
+        g[[5, 5]] = g55 * (1.0 + 1e-10);
+        let d = Design { x: None, gram: Some(g.view()) };
+        let mut chol = Chol { rows: Vec::new() };
+        assert!(chol.push(&d, &[], 0) && chol.push(&d, &[0], 1));
+        assert!(!chol.push(&d, &[0, 1], 5), "a duplicate of column 0 entered at a relative pivot of about 1e-10");
+        // column 2: x_0 + x_1 tilted out of their span, sin^2 theta = 1e-6 (Gram-Schmidt of a
+        // random column against x_0 and x_1 gives the direction)
+        let (mut y, _) = problem(6, 30, 4);
+        let q0 = &x.column(0) / x.column(0).dot(&x.column(0)).sqrt();
+        let v = &x.column(1) - &(&q0 * q0.dot(&x.column(1)));
+        let q1 = &v / v.dot(&v).sqrt();
+        let r = &y.column(2) - &(&q0 * q0.dot(&y.column(2))) - &(&q1 * q1.dot(&y.column(2)));
+        let a = x.column(0).to_owned() + &x.column(1);
+        let tilted = &a + &(&r * ((1e-6 * a.dot(&a) / r.dot(&r)).sqrt()));
+        y.column_mut(2).assign(&tilted);
+        y.column_mut(0).assign(&x.column(0));
+        y.column_mut(1).assign(&x.column(1));
+        let gy = y.t().dot(&y);
+        let dy = Design { x: None, gram: Some(gy.view()) };
+        let mut chol = Chol { rows: Vec::new() };
+        assert!(chol.push(&dy, &[], 0) && chol.push(&dy, &[0], 1));
+        assert!(chol.push(&dy, &[0, 1], 2), "a column at sin^2 = 1e-6 from the active span was excluded");
     }
 }

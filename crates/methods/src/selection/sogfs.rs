@@ -40,7 +40,9 @@
 //! `s_ij = (d_{k+1} - d_j) / (k d_{k+1} - sum_{h<=k} d_h)`, `r = mean_i (k d_{i,k+1} -
 //! sum_{h<=k} d_ih) / 2`, `lambda = r`; F from `L_A`; W from the W step with `Q = I`.
 //!
-//! Feature scores `||w_i||_2`, ranked descending, ties by index.
+//! Feature scores `||w_i||_2`, ranked descending, ties by index. Constant features are left out of
+//! the fit, score 0 and rank last (version 3; their unit vectors are exact null vectors of the
+//! W step, so the eigensolver's rounding used to decide their scores).
 //!
 //! ## The W-step eigenproblem
 //! `A = X^T L_A X + gamma Q` is D x D, but `X^T L_A X = B B^T` with `B = X^T C` (D x r,
@@ -57,7 +59,7 @@
 //! multiplicity >= D - N + 1, and W is whichever basis of that null space the dense solver returns
 //! (the code's `eig` has the same arbitrariness). The counts of each kind are in the fit's notes.
 
-use super::common::{check_clusters, rank_by_weight, row_norms, SparseGraph};
+use super::common::{check_clusters, constant_features, rank_by_weight, row_norms, SparseGraph};
 use crate::api::declare::{self, declare_params, fixed, Declared};
 use crate::api::info::{int, positive, MethodInfo};
 use crate::api::{
@@ -365,9 +367,36 @@ impl Embedder for Sogfs {
     fn fit_checked(&self, input: &FitInput) -> Result<Fitted> {
         let x = input.x;
         check_input(NAME, &x, 2)?;
-        let sol = self.solve(x)?;
-        let scores = row_norms(sol.w.view());
-        let ranking = rank_by_weight(scores.view());
+        // Constant features are left out of the fit (version 3): after centring such a feature
+        // is a zero row and column of X^T L_A X, so its unit vector is an exact null vector of
+        // the W step, and which null vector the eigensolver returns (possibly a whole column of
+        // W on the constant feature, which then ranked first) was rounding, OpenBLAS's thread
+        // count included. They score 0 and rank last, by index. Data without constant features
+        // take exactly the path of version 2.
+        let constant = constant_features(x);
+        let varying: Vec<usize> =
+            if constant.is_empty() { (0..x.ncols()).collect() } else { (0..x.ncols()).filter(|j| constant.binary_search(j).is_err()).collect() };
+        if self.dim <= x.ncols() && varying.len() < self.dim.max(1) {
+            return Err(MethodError::Degenerate {
+                method: NAME,
+                reason: format!(
+                    "only {} of the {} features vary, fewer than dim = {}: the other {} are constant",
+                    varying.len(),
+                    x.ncols(),
+                    self.dim,
+                    constant.len()
+                ),
+            });
+        }
+        // (row-major like the caller's data: `select` along columns returns column-major)
+        let sol = if constant.is_empty() { self.solve(x)? } else { self.solve(x.select(Axis(1), &varying).as_standard_layout().view())? };
+        let fitted_scores = row_norms(sol.w.view());
+        let mut ranking: Vec<usize> = rank_by_weight(fitted_scores.view()).into_iter().map(|t| varying[t]).collect();
+        ranking.extend_from_slice(&constant);
+        let mut scores = Array1::<f64>::zeros(x.ncols());
+        for (&j, &v) in varying.iter().zip(fitted_scores.iter()) {
+            scores[j] = v;
+        }
         let stop = if self.adaptive {
             StopReason::classify(sol.converged, sol.iterations, self.max_iter, Some(sol.eig_sum), Some(ZERO_EIG_C), "")
         } else {
@@ -392,6 +421,10 @@ impl Embedder for Sogfs {
             Fitted::new(Output::FeatureScores(FeatureScores { weights: scores, ranking }), Trace::iterative(sol.history, sol.iterations, stop, ""));
         fitted.graph = Some(sol.graph.to_graph());
         fitted.notes = notes;
+        if !constant.is_empty() {
+            let shown: Vec<String> = constant.iter().take(10).map(|j| j.to_string()).collect();
+            fitted.notes.push(format!("{} constant feature(s) left out of the fit, scored 0 and ranked last (e.g. {})", constant.len(), shown.join(", ")));
+        }
         Ok(fitted)
     }
 }
@@ -401,7 +434,9 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "SOGFS feature selection: min over W (W^T W = I), S (rows on the simplex, k neighbours) and F (F^T F = I) of sum_ij s_ij ||W^T x_i - W^T x_j||^2 + r s_ij^2 + gamma ||W||_{2,1} + lambda-weighted Tr(F^T L_S F), lambda adapted until S has n_clusters components; feature scores ||w_i||_2.",
         reference: "Nie, Zhu & Li, Unsupervised Feature Selection with Structured Graph Optimization, AAAI 2016; Nie's code (SOGFS.m, InterationW.m)",
-        version: 2,
+        // 3: constant features are left out of the fit, score 0 and rank last (the same bits on
+        // data without them)
+        version: 3,
         output: OutputKind::FeatureScores,
         needs_labels: false,
         accepts_init: false,
@@ -527,10 +562,26 @@ mod tests {
         let mut bad = x.clone();
         bad[[0, 0]] = f64::NAN;
         assert!(matches!(m.fit(bad.view(), 0), Err(MethodError::Input { .. })));
-        // a constant feature gets weight ~0 and is not ranked first
+        // a constant feature is left out: score 0, ranked last, at 1 and 2 threads alike (with it
+        // in the fit, version 2 ranked it first at one BLAS thread); the other features get
+        // exactly the scores of a fit without the column
         let mut xc = x.clone();
         xc.column_mut(7).fill(2.0);
-        let sc = m.fit(xc.view(), 0).unwrap();
-        assert_ne!(sc.feature_scores().unwrap().ranking[0], 7);
+        let sc = pool(1).install(|| m.fit(xc.view(), 0).unwrap());
+        let fs = sc.feature_scores().unwrap();
+        assert_eq!((fs.weights[7], *fs.ranking.last().unwrap()), (0.0, 7), "{fs:?}");
+        assert!(sc.notes.iter().any(|n| n.starts_with("1 constant feature(s) left out")), "{:?}", sc.notes);
+        assert_eq!(sc.output, pool(2).install(|| m.fit(xc.view(), 0).unwrap()).output);
+        let without = m.fit(x.slice(ndarray::s![.., ..7]).to_owned().view(), 0).unwrap();
+        let ws = without.feature_scores().unwrap();
+        assert_eq!(fs.weights.slice(ndarray::s![..7]), ws.weights.view());
+        assert_eq!(&fs.ranking[..7], &ws.ranking[..]);
+        // fewer varying features than dim: degenerate, saying so
+        let mut flat = x.clone();
+        for j in 1..8 {
+            flat.column_mut(j).fill(1.0);
+        }
+        let err = Sogfs { dim: 2, ..Sogfs::default() }.fit(flat.view(), 0).unwrap_err();
+        assert!(matches!(err, MethodError::Degenerate { .. }) && err.to_string().contains("only 1 of the 8 features vary"), "{err}");
     }
 }
