@@ -348,9 +348,8 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "FSASL feature selection: alternates a per-sample lasso reconstruction S (global structure), adaptive neighbours P on the simplex (local structure) in the projected space, F = bottom eigenvectors of (I - S)(I - S)^T + beta L_P and the l2,1-regularised regression W of F on X; scores ||w_i||_2.",
         reference: "Du & Shen, Unsupervised Feature Selection with Adaptive Structure Learning, KDD 2015; the authors' code (FSASL.m, LS21 and SLEP options)",
-        // 3: LARS's collinearity test at a relative pivot of sqrt(eps) instead of 1e-12
-        // (lars::PIVOT_RTOL) and ties within 1e-10 relative to the lowest index (lars::TIE_RTOL),
-        // for the per-sample lasso's path and support solves
+        // 3: LARS's ties to enter within 1e-10 relative go to the lowest index (lars::TIE_RTOL),
+        // in the per-sample lasso's path
         version: 3,
         output: OutputKind::FeatureScores,
         needs_labels: false,

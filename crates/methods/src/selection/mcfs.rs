@@ -172,9 +172,8 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "MCFS: the K smallest non-trivial generalised eigenvectors of L y = lambda D y on the heat-kernel K-NN graph, an L1 regression of each on X by LARS(-lasso) to n_nonzero non-zeros, score max_k |a_kj|.",
         reference: "Cai, Zhang & He, Unsupervised Feature Selection for Multi-Cluster Data, KDD 2010",
-        // 2: LARS's collinearity test at a relative pivot of sqrt(eps) instead of 1e-12
-        // (lars::PIVOT_RTOL) and ties to enter within 1e-10 relative going to the lowest index
-        // (lars::TIE_RTOL): an exact duplicate feature scored or not with OpenBLAS's thread count
+        // 2: LARS's ties to enter within 1e-10 relative go to the lowest index (lars::TIE_RTOL):
+        // which of two identical features entered was OpenBLAS's rounding (its thread count)
         version: 2,
         output: OutputKind::FeatureScores,
         needs_labels: false,
