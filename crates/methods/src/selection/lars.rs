@@ -416,8 +416,9 @@ fn path(d: &Design, mut c: Array1<f64>, skip: Option<usize>, stop: Stop, lasso: 
                 if den > tol && !(tied && num <= 1e-9 * big_c) {
                     let g = num.max(0.0) / den;
                     // j runs upwards: a later variable must come first by more than the
-                    // rounding (TIE_RTOL) to take the place of an earlier one
-                    if g < g_add * (1.0 - TIE_RTOL) || (g_add.is_infinite() && g < g_add) {
+                    // rounding (TIE_RTOL) to take the place of an earlier one (any finite g
+                    // beats the initial infinity)
+                    if g < g_add * (1.0 - TIE_RTOL) {
                         g_add = g;
                         j_add = j;
                     }

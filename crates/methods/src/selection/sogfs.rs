@@ -374,8 +374,7 @@ impl Embedder for Sogfs {
         // count included. They score 0 and rank last, by index. Data without constant features
         // take exactly the path of version 2.
         let constant = constant_features(x);
-        let varying: Vec<usize> =
-            if constant.is_empty() { (0..x.ncols()).collect() } else { (0..x.ncols()).filter(|j| constant.binary_search(j).is_err()).collect() };
+        let varying: Vec<usize> = (0..x.ncols()).filter(|j| constant.binary_search(j).is_err()).collect();
         if self.dim <= x.ncols() && varying.len() < self.dim.max(1) {
             return Err(MethodError::Degenerate {
                 method: NAME,
