@@ -2,10 +2,18 @@
 //! `structdr run` of a table whose records are missing can mean hours of work, and a user should
 //! learn that (and how to bound a sitting) before the first cell, not from the progress bar.
 //!
-//! The estimate comes from records, never from a model of the methods: a cell's own stored
-//! record when it is recomputed (`--force`, `--retry-failed`), otherwise the mean of the store's
-//! records of the same method on the same data set (any method version: a version bump rarely
-//! changes the cost much). A fit shared by several cells ([`crate::keys::fit_key`]) is counted
+//! The estimate comes from records, never from a model of the methods, in this order:
+//! 1. the cell's own stored record, when it is recomputed (`--force`, `--retry-failed`);
+//! 2. the record of the same cell under another version of its method (the key without the
+//!    version, [`crate::keys::CellKey::seed_hash`], the newest such version): after a version bump every cell
+//!    has one, and a version bump rarely changes the cost much;
+//! 3. the mean of the store's records of the same method on the same data set (any version).
+//!
+//! The second step matters where one method's grid spans very different costs. Table 1's MPME
+//! cells are an example: the converged row takes 1-80 s a cell, the capped row (500 dense
+//! L-BFGS-B iterations) up to 1,800 s. After MPME's version 2, the mean alone announced
+//! 31.9 min for the capped row's 54 missing cells, whose version 1 records hold 81 min.
+//! A fit shared by several cells ([`crate::keys::fit_key`]) is counted
 //! once, its evaluations once per cell, as [`crate::exec::run`] computes them.
 //!
 //! The same per-cell costs order a run's work: [`crate::exec::run`] starts the fits expected to
@@ -28,6 +36,8 @@ pub struct CostEstimate {
     pub cells: usize,
     /// Cells whose cost comes from their own stored record.
     pub from_own_record: usize,
+    /// Cells whose cost comes from their own record under another version of their method.
+    pub from_other_version: usize,
     /// Cells whose cost is the mean of the store's records of their method and data set.
     pub from_similar: usize,
     /// Cells without an estimate (no record of their method on their data set).
@@ -59,6 +69,10 @@ pub fn estimate<'a>(store: &Store, todo: impl IntoIterator<Item = &'a Cell>) -> 
         let (fit, eval) = match lookup.get(k, cell) {
             Some((fit, eval, Source::Own)) => {
                 est.from_own_record += 1;
+                (fit, eval)
+            }
+            Some((fit, eval, Source::OtherVersion)) => {
+                est.from_other_version += 1;
                 (fit, eval)
             }
             Some((fit, eval, Source::Similar)) => {
@@ -137,35 +151,60 @@ pub fn list_schedule_seconds(jobs: &[f64], threads: usize) -> f64 {
 /// Where a cell's estimate came from.
 enum Source {
     Own,
+    OtherVersion,
     Similar,
 }
 
-/// Each cell's (fit, evaluation) seconds: its own record's, or the mean of its method's on its
-/// data set.
+/// A record's cost as an estimate for the same cell under another method version.
+#[derive(Debug, Clone, Copy)]
+struct VersionedCost {
+    version: u32,
+    fit: f64,
+    eval: f64,
+}
+
+/// Each cell's (fit, evaluation) seconds: its own record's, the same cell's under another
+/// version, or the mean of its method's on its data set (module doc).
 struct CellCosts {
     own: Vec<Option<Record>>,
+    /// By [`crate::keys::CellKey::seed_hash`] (the key without the version): the newest version's record.
+    other_versions: HashMap<String, VersionedCost>,
     means: HashMap<(String, String), MeanCost>,
 }
 
 impl CellCosts {
     fn new(store: &Store, cells: &[&Cell]) -> CellCosts {
         let own: Vec<Option<Record>> = cells.iter().map(|c| store.get(&c.hash)).collect();
-        let means = if own.iter().any(Option::is_none) { mean_costs(store) } else { HashMap::new() };
-        CellCosts { own, means }
+        let (other_versions, means) = if own.iter().any(Option::is_none) { store_costs(store) } else { Default::default() };
+        CellCosts { own, other_versions, means }
     }
 
     /// The `k`-th cell of those given to [`CellCosts::new`].
     fn get(&self, k: usize, cell: &Cell) -> Option<(f64, f64, Source)> {
-        match &self.own[k] {
-            Some(r) => Some((r.fit_seconds, r.eval_seconds, Source::Own)),
-            None => self.means.get(&(cell.key.method.clone(), cell.key.dataset.clone())).map(|m| (m.fit, m.eval, Source::Similar)),
+        if let Some(r) = &self.own[k] {
+            return Some((r.fit_seconds, r.eval_seconds, Source::Own));
         }
+        if let Some(v) = self.other_versions.get(&cell.key.seed_hash()) {
+            return Some((v.fit, v.eval, Source::OtherVersion));
+        }
+        self.means.get(&(cell.key.method.clone(), cell.key.dataset.clone())).map(|m| (m.fit, m.eval, Source::Similar))
     }
 }
 
-fn mean_costs(store: &Store) -> HashMap<(String, String), MeanCost> {
+/// One pass over the store: each cell's newest record by its unversioned key, and the mean cost
+/// per (method, data set).
+fn store_costs(store: &Store) -> (HashMap<String, VersionedCost>, HashMap<(String, String), MeanCost>) {
     let mut sums: HashMap<(String, String), MeanCost> = HashMap::new();
+    let mut versions: HashMap<String, VersionedCost> = HashMap::new();
     for rec in store.records().unwrap_or_default().into_iter().filter_map(|(_, r)| r) {
+        let cost = VersionedCost { version: rec.key.method_version, fit: rec.fit_seconds, eval: rec.eval_seconds };
+        let unversioned = rec.key.seed_hash();
+        match versions.get(&unversioned) {
+            Some(kept) if kept.version >= cost.version => {}
+            _ => {
+                versions.insert(unversioned, cost);
+            }
+        }
         let m = sums.entry((rec.key.method.clone(), rec.key.dataset.clone())).or_default();
         m.fit += rec.fit_seconds;
         m.eval += rec.eval_seconds;
@@ -175,7 +214,7 @@ fn mean_costs(store: &Store) -> HashMap<(String, String), MeanCost> {
         m.fit /= m.n as f64;
         m.eval /= m.n as f64;
     }
-    sums
+    (versions, sums)
 }
 
 /// Above this many estimated wall seconds, or this many cells without an estimate, the note
@@ -212,7 +251,11 @@ impl CostEstimate {
         }
         let estimated = self.cells - self.unknown;
         if estimated > 0 {
-            let sources = [(self.from_own_record, "from their own records"), (self.from_similar, "from records of the same method and data set")];
+            let sources = [
+                (self.from_own_record, "from their own records"),
+                (self.from_other_version, "from the same cells' records under another method version"),
+                (self.from_similar, "from records of the same method and data set"),
+            ];
             let from: Vec<String> = sources.iter().filter(|(n, _)| *n > 0).map(|(n, how)| format!("{n} {how}")).collect();
             lines.push(format!(
                 "cost estimate: {} of single-core fits and evaluations for {estimated} cell{}, about {} on {threads} thread{} ({}{})",
@@ -245,11 +288,14 @@ mod tests {
 
     #[test]
     fn the_note_counts_sources_and_warns_only_for_long_runs() {
-        let short = CostEstimate { cells: 3, from_own_record: 1, from_similar: 2, unknown: 0, core_seconds: 120.0, jobs: vec![] };
+        let short = CostEstimate { cells: 3, from_own_record: 1, from_other_version: 0, from_similar: 2, unknown: 0, core_seconds: 120.0, jobs: vec![] };
         let lines = short.note(2);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].contains("2.0 min of single-core") && lines[0].contains("about 60 s on 2 threads"), "{}", lines[0]);
         assert!(lines[0].contains("1 from their own records, 2 from records of the same method"), "{}", lines[0]);
+        let bumped = CostEstimate { cells: 4, from_own_record: 1, from_other_version: 3, core_seconds: 60.0, ..CostEstimate::default() };
+        let lines = bumped.note(2);
+        assert!(lines[0].contains("1 from their own records, 3 from the same cells' records under another method version"), "{}", lines[0]);
         let long = CostEstimate { cells: 10, from_own_record: 10, core_seconds: 7.0 * 3600.0, ..CostEstimate::default() };
         let lines = long.note(2);
         assert!(lines[0].contains("about 3.5 h on 2 threads"), "{}", lines[0]);

@@ -270,6 +270,15 @@ pub struct Entry {
 pub const HISTORY_SCHEMA: u32 = 2;
 
 /// A cell's id: `spec/dataset/method params` (and `#r` for a repeated seed).
+/// A record's status as the history stores it.
+fn status_name(status: &Status) -> &'static str {
+    match status {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::Degenerate => "degenerate",
+    }
+}
+
 fn cell_id(spec_id: &str, r: &Record) -> String {
     let mut id = format!("{spec_id}/{}/{} {}", r.key.dataset, r.key.method, r.key.params_string());
     if let Some(rep) = r.key.repeat {
@@ -320,11 +329,7 @@ pub fn run_suite(suite: &Suite, binary: &Path, baseline: Option<&Path>, cwd: &Pa
             Ok((id, records)) => {
                 for r in &records {
                     let metrics = r.metrics.iter().filter(|(_, v)| v.is_finite()).map(|(k, v)| (k.clone(), *v)).collect();
-                    let status = match r.status {
-                        Status::Ok => "ok",
-                        Status::Failed => "failed",
-                        Status::Degenerate => "degenerate",
-                    };
+                    let status = status_name(&r.status);
                     quality.insert(
                         cell_id(&id, r),
                         QualityCell { method_version: r.key.method_version, status: status.into(), metrics, tolerance: q.tolerance, error: r.error.clone() },
@@ -355,6 +360,21 @@ pub fn run_suite(suite: &Suite, binary: &Path, baseline: Option<&Path>, cwd: &Pa
                 }
             }
             for (is_base, id, records) in pair {
+                // a cell that did not end `ok` has no time to compare: said once per cell and
+                // side, never dropped from the speed series in silence
+                for r in records.iter().filter(|r| r.status != Status::Ok) {
+                    let side = if is_base { "baseline" } else { "this binary" };
+                    let problem = format!(
+                        "speed {}: {} ended `{}` with {side}, so it has no time: {}",
+                        s.spec.display(),
+                        cell_id(&id, r),
+                        status_name(&r.status),
+                        r.error.as_deref().unwrap_or("no error recorded")
+                    );
+                    if !problems.contains(&problem) {
+                        problems.push(problem);
+                    }
+                }
                 let into = if is_base { &mut baseline_speed } else { &mut speed };
                 for r in records.iter().filter(|r| r.status == Status::Ok) {
                     let base = cell_id(&id, r);

@@ -1,6 +1,6 @@
 //! The cost a run announces before computing comes from the store's records: a cell's own record
-//! when it is recomputed, the mean of its method's records on its data set otherwise, a shared fit
-//! counted once.
+//! when it is recomputed, the same cell's record under another method version next, the mean of
+//! its method's records on its data set otherwise, a shared fit counted once.
 
 use structdr::exec::RunOptions;
 
@@ -74,6 +74,17 @@ grid = { n_selected = [1, 2] }
     assert_eq!((est.from_own_record, est.from_similar, est.unknown), (0, 1, 0));
     let mean = (recs[le[1]].fit_seconds + recs[le[1]].eval_seconds + recs[le[2]].fit_seconds + recs[le[2]].eval_seconds) / 2.0;
     assert!((est.core_seconds - mean).abs() <= 1e-12 * mean.max(1.0), "{} vs {mean}", est.core_seconds);
+    // the same cell's record under another method version comes before the mean: after a
+    // version bump, each cell costs what it cost before
+    let mut other = recs[le[0]].clone();
+    other.key.method_version += 1;
+    other.hash = other.key.hash();
+    other.fit_seconds = 1234.5;
+    store.put(&other).unwrap();
+    let est = structdr::cost::estimate(&store, [&cells[le[0]]]);
+    assert_eq!((est.from_own_record, est.from_other_version, est.from_similar, est.unknown), (0, 1, 0, 0));
+    let want = 1234.5 + other.eval_seconds;
+    assert!((est.core_seconds - want).abs() <= 1e-12 * want, "{} vs {want}", est.core_seconds);
     // a method without records on the data set has no estimate
     let empty = structdr::store::Store::open(&dir.path().join("empty")).unwrap();
     let est = structdr::cost::estimate(&empty, &cells);

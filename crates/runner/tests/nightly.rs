@@ -81,6 +81,10 @@ fn nightly_appends_compares_and_names_regressions() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("3 quality cells") && stdout.contains("1 failed") && stdout.contains("0 regressions"), "{stdout}");
+    // the failed cell is in the speed spec too: it has no time, and says so once (not per sample)
+    assert!(stdout.contains("1 problems"), "{stdout}");
+    let problem = stdout.lines().find(|l| l.contains("problem: speed t.toml: t/two_moons/le ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(problem.contains("k=200") && problem.contains("ended `failed` with this binary, so it has no time: "), "{problem}");
     // 2: the same under --fail-on-error: appended, compared clean, exit 2 for the failed cell
     let out = nightly(d, &["--fail-on-error"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
