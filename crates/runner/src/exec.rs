@@ -399,9 +399,10 @@ pub fn run(
             let est = crate::cost::estimate(store, later.iter().map(|&i| &results[i].0));
             if est.cells > est.unknown {
                 eprintln!(
-                    "cost estimate of the {} cells left for later: about {} on {threads} threads{}",
+                    "cost estimate of the {} cells left for later: about {} on {threads} thread{}{}",
                     est.cells,
                     crate::cost::human_seconds(est.wall_seconds(threads)),
+                    if threads == 1 { "" } else { "s" },
                     if est.unknown > 0 { format!(" ({} of them without an estimate)", est.unknown) } else { String::new() }
                 );
             }
@@ -707,8 +708,8 @@ fn fit_observed(key: &CellKey, data: &Dataset, progress: &Arc<Progress>, what: S
 }
 
 /// The fits of fit-only cells, by cell hash ([`FitCell::hash`]): the fit and the seconds it took,
-/// or why it failed.
-pub type Fits = HashMap<String, Result<(Fitted, f64), String>>;
+/// or why it failed (and whether the method called it degenerate).
+pub type Fits = HashMap<String, Result<(Fitted, f64), FitFailure>>;
 
 /// Where fit-only cells find their fits ([`fit_only`]).
 #[derive(Clone, Copy)]
@@ -732,7 +733,7 @@ pub fn fit_only(data: &[Prepared], cells: &[FitCell], sources: &FitSources, quie
         return Fits::new();
     }
     let t0 = Instant::now();
-    let mut by_fit: HashMap<String, Result<(Fitted, f64), String>> = HashMap::new();
+    let mut by_fit: HashMap<String, Result<(Fitted, f64), FitFailure>> = HashMap::new();
     let mut todo: Vec<(String, &FitCell)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut from_panels = 0;
@@ -746,6 +747,11 @@ pub fn fit_only(data: &[Prepared], cells: &[FitCell], sources: &FitSources, quie
         } else if let Some(hit) = panels.get(&c.key) {
             from_panels += 1;
             by_fit.insert(fit_hash, Ok(hit));
+        } else if let Some(message) = panels.get_degenerate(&c.key) {
+            // a fit the method called degenerate is committed as such, so a fresh clone does not
+            // refit it to learn that again
+            from_panels += 1;
+            by_fit.insert(fit_hash, Err(FitFailure { message, degenerate: true }));
         } else if let Some((f, seconds)) = fits.get(&c.key) {
             panels.put(&c.key, &f, seconds);
             by_fit.insert(fit_hash, Ok((f, seconds)));
@@ -760,12 +766,16 @@ pub fn fit_only(data: &[Prepared], cells: &[FitCell], sources: &FitSources, quie
         .par_iter()
         .map(|(fit_hash, c)| {
             let (fitted, seconds) = fit_observed(&c.key, &data[c.dataset].data, &progress, c.what.clone());
-            if let Ok(f) = &fitted {
-                fits.put(&c.key, f, seconds);
-                panels.put(&c.key, f, seconds);
+            match &fitted {
+                Ok(f) => {
+                    fits.put(&c.key, f, seconds);
+                    panels.put(&c.key, f, seconds);
+                }
+                Err(e) if e.degenerate => panels.put_degenerate(&c.key, &e.message, seconds),
+                Err(_) => {}
             }
             progress.fit_done(&c.what, seconds, fitted.as_ref().err().map(|e| e.message.as_str()));
-            (fit_hash.clone(), fitted.map(|f| (f, seconds)).map_err(|e| e.message))
+            (fit_hash.clone(), fitted.map(|f| (f, seconds)))
         })
         .collect();
     drop(blas);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use structdr::exec::RunOptions;
 use structdr::spec;
-use structdr::store::{read_panel, PanelStore, FITS_DIR, PANELS_DIR};
+use structdr::store::{read_degenerate_panel, read_panel, PanelStore, FITS_DIR, PANELS_DIR};
 
 /// A small figure-only spec: a learned graph, an adjacency matrix and a convergence curve.
 const SPEC: &str = r#"
@@ -114,7 +114,8 @@ fn figures_redraw_from_panels_byte_for_byte_and_force_refits() {
     assert_eq!(std::fs::read_dir(out_dir.join(PANELS_DIR)).unwrap().count(), 3);
 }
 
-/// Every committed panel parses into a consistent fit stored under the key its file is named by.
+/// Every committed panel parses into a consistent fit stored under the key its file is named by;
+/// every committed degenerate panel into its key, reason and time.
 #[test]
 fn every_committed_panel_parses() {
     let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
@@ -127,6 +128,12 @@ fn every_committed_panel_parses() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            if name.ends_with(".degenerate.json") {
+                let d = read_degenerate_panel(&path).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(name, format!("{}.degenerate.json", d.key.hash()), "{} is named after another key", path.display());
+                n += 1;
+                continue;
+            }
             let (key, _, seconds) = read_panel(&path).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(name, format!("{}.json.gz", key.hash()), "{} is named after another key", path.display());
             assert!(seconds >= 0.0);
@@ -134,4 +141,57 @@ fn every_committed_panel_parses() {
         }
     }
     assert!(n > 0, "no committed panels under {}", results.display());
+}
+
+/// A sensitivity sweep crossing a value where the method has no determined result: MPME with a
+/// lambda so large that no pair can gain an edge (`W = 0`, degenerate) beside one that learns a
+/// graph. The figure is drawn with that point as a gap, `figures.md` says why, the degenerate fit
+/// is kept beside the panels, and the next run reads both without refitting.
+#[test]
+fn a_degenerate_point_of_a_sweep_is_a_gap_kept_beside_the_panels() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gap.toml");
+    std::fs::write(
+        &path,
+        r#"
+id = "gap"
+title = "gap"
+seed = 1
+[evaluation]
+protocols = ["kmeans"]
+restarts = 2
+[[dataset]]
+name = "three_clusters"
+params = { n = 45 }
+[[figure]]
+name = "s"
+title = "sweep"
+kind = "sensitivity"
+[[figure.panel]]
+dataset = "three_clusters"
+method = "mpme"
+params = { dim = 2 }
+vary = "lambda"
+values = [0.01, 1e9]
+title = "sweep"
+"#,
+    )
+    .unwrap();
+    let plan = spec::load(&path).unwrap();
+    let results = dir.path().join("results");
+    let out_dir = plan.output_dir(&results);
+    structdr::run_spec(&plan, &RunOptions::quiet(&results)).unwrap();
+    let md = std::fs::read_to_string(out_dir.join("figures.md")).unwrap();
+    assert!(md.contains("degenerate (a gap in the plots): mpme: degenerate: W = 0 is optimal"), "{md}");
+    assert_eq!(md.matches("| degenerate | – | – | – | – |").count(), 1, "{md}");
+    assert!(md.contains("| 0.01 | 1.0000 ± 0.0000 | 1.0000 ± 0.0000 | 2 | 136 |"), "the other point is scored: {md}");
+    let files: Vec<String> = std::fs::read_dir(out_dir.join(PANELS_DIR)).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(files.iter().filter(|f| f.ends_with(".degenerate.json")).count(), 1, "{files:?}");
+    assert_eq!(files.iter().filter(|f| f.ends_with(".json.gz")).count(), 1, "{files:?}");
+    // redrawn from both files, byte for byte, with nothing refitted
+    let before = drawn(&out_dir);
+    std::fs::remove_dir_all(out_dir.join(FITS_DIR)).unwrap();
+    structdr::run_spec(&plan, &RunOptions::quiet(&results)).unwrap();
+    assert!(!out_dir.join(FITS_DIR).exists() || std::fs::read_dir(out_dir.join(FITS_DIR)).unwrap().count() == 0, "nothing refitted");
+    assert_eq!(drawn(&out_dir), before);
 }

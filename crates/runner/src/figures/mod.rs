@@ -203,6 +203,12 @@ struct PanelRow {
     notes: Vec<String>,
 }
 
+/// A panel's row title in `figures.md`: the fits of a sweep share their panel's title, the swept
+/// value tells them apart.
+fn panel_row_title(p: &spec::PanelPlan) -> String {
+    p.sweep.as_ref().map_or_else(|| p.title.clone(), |s| format!("{} ({} = {})", p.title, s.param, s.value))
+}
+
 /// `nz = 2E (p% of n^2)`: non-zero entries of the symmetric n x n matrix of a graph with `edges`
 /// edges (no self-loops) and their fraction of all entries.
 fn nonzeros(n: usize, edges: usize) -> String {
@@ -293,7 +299,31 @@ pub fn draw_figure_defs(
         let mut extra: Vec<String> = Vec::new();
         for (p, cell) in panels.iter().zip(cells) {
             let fail = |e: String| anyhow::anyhow!("figure '{}', panel '{}': {e}", def.name, p.title);
-            let (f, seconds) = fits.get(&cell.hash).ok_or_else(|| fail("not fitted".into()))?.as_ref().map_err(|e| fail(e.clone()))?;
+            let (f, seconds) = match fits.get(&cell.hash).ok_or_else(|| fail("not fitted".into()))? {
+                Ok((f, seconds)) => (f, seconds),
+                // A sweep may cross a value where the method has no determined result: that point
+                // is a gap in the sweep's lines and its table says why. Any other figure needs
+                // every panel.
+                Err(e) if e.degenerate && def.kind == FigureKind::Sensitivity => {
+                    let point = sensitivity::Point::degenerate(p, &e.message).map_err(fail)?;
+                    rows.push(PanelRow {
+                        title: panel_row_title(p),
+                        method: p.method.clone(),
+                        params: p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
+                        n: prepared[p.dataset].data.x.nrows(),
+                        graph: "–".into(),
+                        components: "–".into(),
+                        iterations: 0,
+                        converged: false,
+                        seconds: 0.0,
+                        result: point.summary(),
+                        notes: vec!["nothing drawn: the method called the fit degenerate (the result column says why)".into()],
+                    });
+                    sweep_points.push(point);
+                    continue;
+                }
+                Err(e) => return Err(fail(e.message.clone())),
+            };
             let data = &prepared[p.dataset].data;
             // What the panel draws: the scored coordinates (an embedding, a principal graph's
             // projections, or the data on the selected features) and the learned graph.
@@ -467,7 +497,7 @@ pub fn draw_figure_defs(
             let given: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
             rows.push(PanelRow {
                 // the fits of a sweep share their panel's title: the swept value tells them apart
-                title: p.sweep.as_ref().map_or_else(|| p.title.clone(), |s| format!("{} ({} = {})", p.title, s.param, s.value)),
+                title: panel_row_title(p),
                 method: p.method.clone(),
                 params: given.join(", "),
                 n: coords.nrows(),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub struct Series {
     /// Legend name (e.g. "ACC"); empty for a panel's only series, which needs no legend.
     pub name: String,
-    /// `(value, error)` at x = 0, 1, ...; a non-finite value is left out.
+    /// `(value, error)` at x = 0, 1, ...; a non-finite value is left out, a gap in the line.
     pub points: Vec<(f64, f64)>,
 }
 
@@ -90,7 +90,16 @@ where
             let colour = PALETTE[k % PALETTE.len()];
             let pts: Vec<(f64, f64, f64)> =
                 series.points.iter().enumerate().filter(|(_, p)| p.0.is_finite()).map(|(i, &(v, e))| (i as f64, v, e.abs())).collect();
-            let line = chart.draw_series(LineSeries::new(pts.iter().map(|&(x, y, _)| (x, y)), colour.stroke_width(px(2.0)))).map_err(|e| e.to_string())?;
+            // one polyline per run of neighbouring positions: a left-out value is a gap, not
+            // bridged (a series without gaps is the one polyline it always was)
+            let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+            for &(x, y, _) in &pts {
+                match runs.last_mut() {
+                    Some(run) if run.last().is_some_and(|&(px_, _)| x - px_ == 1.0) => run.push((x, y)),
+                    _ => runs.push(vec![(x, y)]),
+                }
+            }
+            let line = chart.draw_series(runs.into_iter().map(|run| PathElement::new(run, colour.stroke_width(px(2.0))))).map_err(|e| e.to_string())?;
             if !series.name.is_empty() {
                 line.label(series.name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + px(11.0) as i32, y)], colour.stroke_width(px(2.0))));
             }

@@ -31,6 +31,9 @@ pub(super) struct Point {
     pub n: usize,
     /// Non-zero entries of the symmetrised N x N W: two per edge, no self-loops.
     pub nz: usize,
+    /// Why the fit has no determined result (the method's `degenerate` reason): the point is a
+    /// gap in the sweep's lines, its scores NaN.
+    pub degenerate: Option<String>,
 }
 
 impl Point {
@@ -39,8 +42,27 @@ impl Point {
     pub fn zero_percent(&self) -> f64 {
         100.0 * (1.0 - self.nz as f64 / ((self.n * self.n).max(1)) as f64)
     }
+    /// The point of a sweep whose fit the method called degenerate (`reason`): no scores.
+    pub fn degenerate(panel: &PanelPlan, reason: &str) -> Result<Point, String> {
+        let sweep = panel.sweep.clone().ok_or("a sensitivity panel without its sweep")?;
+        Ok(Point {
+            sweep,
+            title: panel.title.clone(),
+            acc: (f64::NAN, f64::NAN),
+            nmi: (f64::NAN, f64::NAN),
+            scored: 0,
+            features: false,
+            n: 0,
+            nz: 0,
+            degenerate: Some(reason.to_string()),
+        })
+    }
+
     /// The fit's line in the panel table of `figures.md`.
     pub fn summary(&self) -> String {
+        if let Some(why) = &self.degenerate {
+            return format!("degenerate (a gap in the plots): {why}");
+        }
         let what = if self.features { "features selected" } else { "coordinates" };
         format!(
             "ACC {:.4} ± {:.4}, NMI {:.4} ± {:.4}; {} {what}; W: nz = {}, {:.2}% zeros",
@@ -74,6 +96,7 @@ pub(super) fn point(plan: &Plan, panel: &PanelPlan, cell: &FitCell, fit: &Fitted
         features: fit.feature_scores().is_some(),
         n: graph.n_vertices,
         nz: 2 * graph.edges.len(),
+        degenerate: None,
     })
 }
 
@@ -96,7 +119,7 @@ pub(super) fn panels(points: &[Point]) -> (Vec<SeriesPanel>, Vec<String>) {
         pts.sort_by_key(|p| p.sweep.index);
         let (title, param) = (pts[0].title.clone(), pts[0].sweep.param.clone());
         let ticks: Vec<String> = pts.iter().map(|p| label(&p.sweep.value)).collect();
-        let features = pts[0].features;
+        let features = pts.iter().any(|p| p.features);
         let panel = |what: &str, y_label: &str, y_range: Option<(f64, f64)>, series: Vec<Series>| SeriesPanel {
             title: format!("{title}: {what}"),
             x_label: param.clone(),
@@ -117,20 +140,26 @@ pub(super) fn panels(points: &[Point]) -> (Vec<SeriesPanel>, Vec<String>) {
         let scored = if features { "selected features" } else { "coordinates scored" };
         // counts from 0, so a flat count reads as flat rather than as noise around it
         let top = pts.iter().map(|p| p.scored).max().unwrap_or(1).max(1) as f64;
+        // a degenerate point has no value in any plot (non-finite values are left out)
+        let gap = |p: &Point, v: f64| if p.degenerate.is_some() { f64::NAN } else { v };
         out.push(panel(
             scored,
             scored,
             Some((0.0, 1.08 * top)),
-            vec![Series { name: String::new(), points: pts.iter().map(|p| (p.scored as f64, 0.0)).collect() }],
+            vec![Series { name: String::new(), points: pts.iter().map(|p| (gap(p, p.scored as f64), 0.0)).collect() }],
         ));
         out.push(panel(
             "sparsity of W",
             "zero entries of W (%)",
             None,
-            vec![Series { name: String::new(), points: pts.iter().map(|p| (p.zero_percent(), 0.0)).collect() }],
+            vec![Series { name: String::new(), points: pts.iter().map(|p| (gap(p, p.zero_percent()), 0.0)).collect() }],
         ));
         let mut t = format!("Sweep \"{title}\" over `{param}` (ACC, NMI: k-means mean ± sd over the restarts; W: the symmetrised learned graph, nz = non-zero entries of N^2):\n\n| {param} | ACC | NMI | {scored} | W nz | W zeros (%) |\n|---|---|---|---|---|---|\n");
         for p in &pts {
+            if p.degenerate.is_some() {
+                t += &format!("| {} | degenerate | – | – | – | – |\n", p.sweep.value);
+                continue;
+            }
             t += &format!(
                 "| {} | {:.4} ± {:.4} | {:.4} ± {:.4} | {} | {} | {:.2} |\n",
                 p.sweep.value,

@@ -23,7 +23,7 @@ pub mod panels;
 
 pub use fits::{fit_text, parse_fit, FitStore, FITS_DIR};
 pub use ledger::{LedgerEntry, SpecLedger, SPECS_FILE};
-pub use panels::{read_panel, PanelStore, PANELS_DIR};
+pub use panels::{read_degenerate_panel, read_panel, DegeneratePanel, PanelStore, PANELS_DIR};
 
 use crate::files::PathContext;
 use crate::keys::{CellKey, UNVERSIONED_IS};

@@ -22,6 +22,23 @@ pub const PANELS_DIR: &str = "panels";
 /// File name extension of a panel: gzip-compressed fit JSON.
 const EXT: &str = "json.gz";
 
+/// File name extension of a degenerate panel: the fit key, the method's reason and the fit's
+/// seconds as plain JSON ([`DegeneratePanel`]).
+const DEGENERATE_EXT: &str = "degenerate.json";
+
+/// A fit the method called degenerate (an undetermined embedding, a trivial optimum): kept beside
+/// the panels so that a figure drawing it as a gap does not refit it on every fresh clone.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DegeneratePanel {
+    /// The fit key it was stored under.
+    pub key: CellKey,
+    /// The method's reason.
+    pub degenerate: String,
+    /// Seconds the fit took before the method gave its reason.
+    pub fit_seconds: f64,
+}
+
 /// A panel larger than this, compressed, is not written: it would weigh on every clone of the
 /// repository (Fashion-MNIST's landmark tree carries its 70,000 x 187 projection, 123 MB), so its
 /// figure refits on a fresh clone and draws from the git-ignored fit cache after.
@@ -54,6 +71,29 @@ impl PanelStore {
     pub fn get(&self, key: &CellKey) -> Option<(Fitted, f64)> {
         let (stored_key, fitted, seconds) = read_panel(&self.path(key)).ok()?;
         (stored_key == fit_key(key)).then_some((fitted, seconds))
+    }
+
+    /// The file a degenerate fit of `key` is stored in.
+    fn degenerate_path(&self, key: &CellKey) -> PathBuf {
+        self.dir.join(format!("{}.{DEGENERATE_EXT}", fit_key(key).hash()))
+    }
+
+    /// The method's reason when the fit of `key` is stored as degenerate (under this very fit key).
+    pub fn get_degenerate(&self, key: &CellKey) -> Option<String> {
+        let stored = read_degenerate_panel(&self.degenerate_path(key)).ok()?;
+        (stored.key == fit_key(key)).then_some(stored.degenerate)
+    }
+
+    /// Stores that the fit of `key` is degenerate for `reason` (after `seconds`), leaving a file
+    /// with the same key and reason untouched. Best effort, as [`PanelStore::put`].
+    pub fn put_degenerate(&self, key: &CellKey, reason: &str, seconds: f64) {
+        if self.get_degenerate(key).is_some_and(|r| r == reason) {
+            return;
+        }
+        let stored = DegeneratePanel { key: fit_key(key), degenerate: reason.to_string(), fit_seconds: seconds };
+        let text = serde_json::to_string_pretty(&stored).expect("a degenerate panel serialises");
+        let _ = std::fs::create_dir_all(&self.dir);
+        let _ = crate::files::atomic_write(&self.degenerate_path(key), text.as_bytes());
     }
 
     /// Stores the fit of `key` (made in `seconds`) unless the panel already holds exactly this
@@ -114,11 +154,19 @@ impl PanelStore {
     pub fn prune(&self, current: impl Fn(&CellKey) -> Option<u32>, dry_run: bool) -> std::io::Result<(usize, usize)> {
         let (mut kept, mut removed) = (0, 0);
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return Ok((0, 0)) };
-        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(EXT)).collect();
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(EXT) || p.to_string_lossy().ends_with(DEGENERATE_EXT))
+            .collect();
         paths.sort();
         for path in paths {
-            match read_panel(&path) {
-                Ok((key, _, _)) if current(&key) != Some(key.method_version) => {
+            let stored_key = if path.to_string_lossy().ends_with(DEGENERATE_EXT) {
+                read_degenerate_panel(&path).map(|d| d.key).map_err(|_| ())
+            } else {
+                read_panel(&path).map(|(key, _, _)| key).map_err(|_| ())
+            };
+            match stored_key {
+                Ok(key) if current(&key) != Some(key.method_version) => {
                     removed += 1;
                     if !dry_run {
                         std::fs::remove_file(&path)?;
@@ -141,6 +189,16 @@ fn read_json(path: &Path) -> Result<String, String> {
         return Err(format!("{}: over {} MB once decompressed", path.display(), MAX_JSON_BYTES >> 20));
     }
     Ok(text)
+}
+
+/// A degenerate panel file's content ([`DegeneratePanel`]); an error saying why when the file is
+/// unreadable or not one.
+pub fn read_degenerate_panel(path: &Path) -> Result<DegeneratePanel, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let stored: DegeneratePanel = serde_json::from_str(&text).map_err(|e| format!("{}: not a degenerate panel: {e}", path.display()))?;
+    (stored.fit_seconds.is_finite() && stored.fit_seconds >= 0.0 && !stored.degenerate.is_empty())
+        .then_some(stored)
+        .ok_or_else(|| format!("{}: a degenerate panel without its reason or with a negative time", path.display()))
 }
 
 /// A panel file's content: the fit key it was stored under, the fit and its seconds; an error
@@ -198,6 +256,29 @@ mod tests {
         std::fs::write(panels.path(&newer), b"{ plain JSON, not gzip }").unwrap();
         assert!(read_panel(&panels.path(&newer)).unwrap_err().contains("not gzip"));
         assert!(panels.get(&newer).is_none());
+    }
+
+    #[test]
+    fn a_degenerate_fit_is_kept_with_its_reason_under_its_own_key_and_pruned_by_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let panels = PanelStore::open_in(dir.path());
+        assert!(panels.get_degenerate(&key()).is_none());
+        panels.put_degenerate(&key(), "m: degenerate: W = 0 is optimal", 2.5);
+        assert_eq!(panels.get_degenerate(&key()).as_deref(), Some("m: degenerate: W = 0 is optimal"));
+        assert!(panels.get(&key()).is_none(), "no fit to draw");
+        // another version's key does not read it, not even copied under that key's name
+        let mut newer = key();
+        newer.method_version += 1;
+        assert!(panels.get_degenerate(&newer).is_none());
+        std::fs::copy(panels.degenerate_path(&key()), panels.degenerate_path(&newer)).unwrap();
+        assert!(panels.get_degenerate(&newer).is_none());
+        std::fs::remove_file(panels.degenerate_path(&newer)).unwrap();
+        // prune counts it as the panels are counted: kept at its version, removed at another
+        let current = |k: &CellKey| (k.method == key().method).then_some(key().method_version);
+        assert_eq!(panels.prune(current, true).unwrap(), (1, 0));
+        let later = |k: &CellKey| (k.method == key().method).then_some(key().method_version + 1);
+        assert_eq!(panels.prune(later, false).unwrap(), (0, 1));
+        assert!(!panels.degenerate_path(&key()).exists());
     }
 
     #[test]
