@@ -199,7 +199,7 @@ def test_wrong_shapes_raise_value_error():
     "name, params",
     [
         ("pca", {"dim": 3}), ("ddrtree", {"dim": 2}), ("le", {"dim": 2, "k": 8}), ("lle", {"dim": 2, "k": 8}),
-        ("rpg-landmark", {"ncenter": 20}), ("tsne", {"dim": 2, "max_iter": 300}), ("mpme", {"dim": 2, "max_iter": 30}), ("fsl", {}),
+        ("rpg-landmark", {"ncenter": 20}), ("tsne", {"dim": 2, "max_iter": 300}), ("mpme", {"dim": 2, "lambda": 0.1, "max_iter": 30}), ("fsl", {}),
     ],
 )
 def test_a_seed_gives_the_cli_fit_bit_for_bit(tmp_path, name, params):

@@ -25,9 +25,9 @@ use crate::api::{MethodError, Result};
 /// returns [`MethodError::Degenerate`]. `shift` names `a` and gives its value (`("lambda", 10.0)`);
 /// `hint` says what to change.
 ///
-/// Callers: MEU's embedding (`a = gamma`) since MEU version 2. MPME's KPCA embedding (`a =
-/// lambda`) calls it in MPME's version 2 (commit e535a28c), which waits for its records
-/// (docs/parity/mpme.md, "Embeddings the learned graph does not determine").
+/// Callers: MEU's embedding (`a = gamma`) since MEU version 2 and MPME's KPCA embedding
+/// (`a = lambda`) since MPME version 2 (docs/parity/mpme.md, "Embeddings the learned graph does
+/// not determine").
 pub fn embedding_is_determined(method: &'static str, n: usize, edges: &[(usize, usize, f64)], dim: usize, shift: (&str, f64), hint: &str) -> Result<usize> {
     let positive: Vec<(usize, usize, f64)> = edges.iter().copied().filter(|e| e.2 > 0.0).collect();
     let (labels, count) = structdr_numerics::graphs::connected_components(n, &positive);

@@ -20,11 +20,10 @@
 //!    `(L + lambda I) f = mu D_lambda f`, `D_lambda = diag((W + lambda I) 1)` (eq. 16), through
 //!    `D_lambda^{-1/2} (L + lambda I) D_lambda^{-1/2}`: eigenvectors 2..d+1 (ascending), the first
 //!    dropped as in LE (the paper's `lambda = 0` special case), scaled so that `F^T D_lambda F = I`.
-//!    Known defect of this version (docs/parity/mpme.md, "Embeddings the learned graph does not
-//!    determine"): `W = 0` gives KPCA of `I / lambda`, and under KPCA a `W` with more than
-//!    `dim + 1` connected components ties the top eigenvalue `1/lambda` `c - 1` times, so the
-//!    eigensolver's rounding picks the directions; version 2 (commit e535a28c, waiting for its
-//!    records) reports both as `degenerate` through [`super::embedding_is_determined`].
+//!    Since version 2 an optimum the data do not turn into an embedding is `degenerate`: `W = 0`
+//!    (the kernel `I / lambda` has one eigenvalue on `1^perp`), and under KPCA a `W` with more than
+//!    `dim + 1` connected components (the top eigenvalue `1/lambda` is tied `c - 1` times;
+//!    [`super::embedding_is_determined`]).
 //!
 //! Cost: N(N-1)/2 variables (2.0 M at N = 2007). The active-set solver evaluates on the working
 //! set's sparse factor (milliseconds; the optimum keeps 0.1-0.8% of the pairs on the Table 1 sets)
@@ -206,14 +205,32 @@ impl Embedder for Mpme {
         // the solver returns F and the KKT residual at the accepted point; only the KPCA
         // embedding needs Q^-1, hence one more factorisation there
         let (f_end, pg) = (r.f, r.kkt);
+        let edges = edges_above(n, &r.w, 0.0);
+        if edges.is_empty() {
+            // W = 0: the kernel is I / lambda, one (N-1)-fold eigenvalue on 1^perp, and any
+            // embedding would be the eigensolver's choice, not the data's
+            let note = obj.scale_note();
+            let reason = match note.strip_prefix("degenerate: ") {
+                Some(why) => why.to_string(),
+                None => format!("W = 0 at the end of the solve ({}; {note}), so the kernel I / lambda carries no structure", r.message),
+            };
+            return Err(MethodError::Degenerate { method: "mpme", reason });
+        }
         let embedding = match self.embedding {
             MpmeEmbedding::Kpca => {
+                super::embedding_is_determined(
+                    "mpme",
+                    n,
+                    &edges,
+                    self.dim,
+                    ("lambda", self.lambda),
+                    "use a smaller lambda, a larger dim, or embedding = \"geig\"",
+                )?;
                 let (_, qi) = log_det_and_grad(n, &r.w, self.lambda, 1.0, &mut vec![0.0; r.w.len()]).map_err(numerical("mpme"))?;
                 structdr_numerics::spectral::kernel_pca(qi, self.dim).map_err(numerics("mpme"))?.0
             }
             MpmeEmbedding::Geig => geig_embedding(n, &r.w, self.lambda, self.dim)?,
         };
-        let edges = edges_above(n, &r.w, 0.0);
         let nnz = edges.len();
         let at_upper = if upper.is_finite() { r.w.iter().filter(|&&v| v >= upper).count() } else { 0 };
         let mut fitted = Fitted::new(
@@ -241,7 +258,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "mpme",
         summary: "Maximum posterior manifold embedding: max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>, 0 <= w_ij <= 4C (active-set solver over all N(N-1)/2 pairs, or full-space projected L-BFGS / L-BFGS-B), then KPCA on (L + lambda I)^-1 or the generalised eigenproblem (L + lambda I) F = D_lambda F Lambda.",
         reference: "Mao, Wang & Tsang, A unified probabilistic framework for robust manifold learning and embedding, Mach. Learn. 2017 (eqs. 10-17)",
-        version: 1,
+        version: 2,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
@@ -374,18 +391,53 @@ mod tests {
         let x = circle(20, 0.05, 3);
         // smallest squared distance ~ (2 pi / 20)^2 ~ 0.1: scaled by 100 it is ~ 1e3 > 2 d / lambda = 4
         let big = x.mapv(|v| 100.0 * v);
-        let f = m.fit(big.view(), 0).unwrap();
-        assert!(f.graph.as_ref().unwrap().edges.is_empty());
-        let note = f.notes.iter().find(|n| n.starts_with("degenerate")).unwrap_or_else(|| panic!("{:?}", f.notes));
+        // W = 0 is optimal: no embedding, a degenerate error that says which lambda would do
+        let err = m.fit(big.view(), 0).unwrap_err();
+        let note = err.to_string();
+        assert!(matches!(err, MethodError::Degenerate { .. }) && note.contains("W = 0 is optimal"), "{note}");
         let obj = MpmeObjective::from_data(big.view(), 2, 1.0);
         let phi_min = obj.phi.iter().copied().fold(f64::INFINITY, f64::min);
         assert!(phi_min >= 4.0 && note.contains(&format!("{:.3e}", 4.0 / phi_min)), "{note}");
-        // the suggested lambda (just below 2 d / min phi) does give an edge
+        // the suggested lambda (just below 2 d / min phi) does give an edge: one, so W splits the
+        // 20 samples into 19 components and KPCA at dim = 2 is not determined either (the next
+        // degenerate error, which counts them)
         let lam = 0.99 * 4.0 / phi_min;
-        let g = Mpme { lambda: lam, ..m.clone() }.fit(big.view(), 0).unwrap();
-        assert!(!g.graph.as_ref().unwrap().edges.is_empty(), "{:?}", g.notes);
+        let again = Mpme { lambda: lam, ..m.clone() }.fit(big.view(), 0).unwrap_err().to_string();
+        assert!(again.contains("W splits the samples into 19 connected components"), "{again}");
         let f = m.fit(x.view(), 0).unwrap();
         assert!(f.notes.iter().any(|n| n.starts_with("candidate pairs")) && !f.notes.iter().any(|n| n.starts_with("degenerate")), "{:?}", f.notes);
+    }
+
+    /// Well-separated clusters give a learned graph with one component per cluster: KPCA on
+    /// `(L + lambda I)^-1` then has its top eigenvalue `1/lambda` `c - 1` times, and with
+    /// `c - 1 > dim` the embedding would be a slice of that eigenspace picked by rounding.
+    #[test]
+    fn kpca_with_more_components_than_dim_plus_one_is_degenerate() {
+        let (c, per) = (5, 8);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let x = Array2::from_shape_fn((c * per, c), |(i, j)| if i / per == j { 10.0 } else { 0.0 } + 0.3 * rng.gen_range(-1.0..1.0));
+        let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 2000, tol: 1e-8, embedding: MpmeEmbedding::Kpca, solver: PairSolver::Projected };
+        let err = m.fit(x.view(), 0).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, MethodError::Degenerate { .. }) && msg.contains("5 connected components") && msg.contains("4 times, more than dim = 2"), "{msg}");
+        // the whole tied eigenspace kept (dim = c - 1): an embedding, with the kernel's top
+        // eigenvalue 1/lambda = 1 exactly c - 1 times
+        let f = Mpme { dim: 4, ..m.clone() }.fit(x.view(), 0).unwrap();
+        assert_eq!(f.embedding().unwrap().ncols(), 4);
+        let w = f.graph.as_ref().unwrap();
+        let mut wv = vec![0.0; n_pairs(c * per)];
+        for_each_pair(c * per, |i, j, k| {
+            if let Some(e) = w.edges.iter().find(|e| e.0 == i && e.1 == j) {
+                wv[k] = e.2;
+            }
+        });
+        let (_, qi) = log_det_and_grad(c * per, &wv, 1.0, 1.0, &mut vec![0.0; wv.len()]).unwrap();
+        let nn = c * per;
+        let h = Array2::from_shape_fn((nn, nn), |(i, j)| if i == j { 1.0 } else { 0.0 } - 1.0 / nn as f64);
+        let k = h.dot(&qi).dot(&h);
+        let vals = structdr_linalg::eigh(k.view()).unwrap().values;
+        let top = vals.iter().filter(|&&v| (v - 1.0).abs() < 1e-9).count();
+        assert_eq!(top, c - 1, "{vals:?}");
     }
 
     #[test]
