@@ -245,7 +245,7 @@ fn figure_section(name: &str, title: &str, rows: &[PanelRow], extra: &[String]) 
     let mut md = format!("\n## `{name}`: {}\n\n| panel | method | parameters | N | graph W | components | iterations | converged | fit s | shows |\n|---|---|---|---|---|---|---|---|---|---|\n", cell(title));
     for r in rows {
         md += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             cell(&r.title),
             r.method,
             cell(&r.params),
@@ -254,7 +254,8 @@ fn figure_section(name: &str, title: &str, rows: &[PanelRow], extra: &[String]) 
             r.components,
             r.iterations,
             r.converged,
-            r.seconds,
+            // a panel without a fit (a degenerate sweep point) has no time to show
+            if r.seconds.is_finite() { format!("{:.2}", r.seconds) } else { "–".into() },
             cell(&r.result)
         );
     }
@@ -315,7 +316,7 @@ pub fn draw_figure_defs(
                         components: "–".into(),
                         iterations: 0,
                         converged: false,
-                        seconds: 0.0,
+                        seconds: f64::NAN,
                         result: point.summary(),
                         notes: vec!["nothing drawn: the method called the fit degenerate (the result column says why)".into()],
                     });
