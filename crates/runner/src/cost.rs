@@ -199,11 +199,8 @@ fn store_costs(store: &Store) -> (HashMap<String, VersionedCost>, HashMap<(Strin
     for rec in store.records().unwrap_or_default().into_iter().filter_map(|(_, r)| r) {
         let cost = VersionedCost { version: rec.key.method_version, fit: rec.fit_seconds, eval: rec.eval_seconds };
         let unversioned = rec.key.seed_hash();
-        match versions.get(&unversioned) {
-            Some(kept) if kept.version >= cost.version => {}
-            _ => {
-                versions.insert(unversioned, cost);
-            }
+        if versions.get(&unversioned).is_none_or(|kept| kept.version < cost.version) {
+            versions.insert(unversioned, cost);
         }
         let m = sums.entry((rec.key.method.clone(), rec.key.dataset.clone())).or_default();
         m.fit += rec.fit_seconds;

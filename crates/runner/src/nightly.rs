@@ -269,7 +269,6 @@ pub struct Entry {
 /// History format version of new entries (2: paired speed; version 1 lines read with no baseline).
 pub const HISTORY_SCHEMA: u32 = 2;
 
-/// A cell's id: `spec/dataset/method params` (and `#r` for a repeated seed).
 /// A record's status as the history stores it.
 fn status_name(status: &Status) -> &'static str {
     match status {
@@ -279,6 +278,7 @@ fn status_name(status: &Status) -> &'static str {
     }
 }
 
+/// A cell's id: `spec/dataset/method params` (and `#r` for a repeated seed).
 fn cell_id(spec_id: &str, r: &Record) -> String {
     let mut id = format!("{spec_id}/{}/{} {}", r.key.dataset, r.key.method, r.key.params_string());
     if let Some(rep) = r.key.repeat {

@@ -209,6 +209,11 @@ fn panel_row_title(p: &spec::PanelPlan) -> String {
     p.sweep.as_ref().map_or_else(|| p.title.clone(), |s| format!("{} ({} = {})", p.title, s.param, s.value))
 }
 
+/// A panel's parameters as the spec gives them, `k=v, ...`, for its row in `figures.md`.
+fn panel_row_params(p: &spec::PanelPlan) -> String {
+    p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+}
+
 /// `nz = 2E (p% of n^2)`: non-zero entries of the symmetric n x n matrix of a graph with `edges`
 /// edges (no self-loops) and their fraction of all entries.
 fn nonzeros(n: usize, edges: usize) -> String {
@@ -310,7 +315,7 @@ pub fn draw_figure_defs(
                     rows.push(PanelRow {
                         title: panel_row_title(p),
                         method: p.method.clone(),
-                        params: p.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
+                        params: panel_row_params(p),
                         n: prepared[p.dataset].data.x.nrows(),
                         graph: "–".into(),
                         components: "–".into(),
@@ -495,12 +500,11 @@ pub fn draw_figure_defs(
                     result = summary;
                 }
             }
-            let given: Vec<String> = p.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
             rows.push(PanelRow {
                 // the fits of a sweep share their panel's title: the swept value tells them apart
                 title: panel_row_title(p),
                 method: p.method.clone(),
-                params: given.join(", "),
+                params: panel_row_params(p),
                 n: coords.nrows(),
                 graph: drawn.as_ref().map(|g| format!("{} edges, {}", g.edges.len(), nonzeros(g.n_vertices, g.edges.len()))).unwrap_or_else(|| "–".into()),
                 components: n_comp.map(|c| c.to_string()).unwrap_or_else(|| "–".into()),

@@ -95,7 +95,7 @@ where
             let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
             for &(x, y, _) in &pts {
                 match runs.last_mut() {
-                    Some(run) if run.last().is_some_and(|&(px_, _)| x - px_ == 1.0) => run.push((x, y)),
+                    Some(run) if run.last().is_some_and(|&(last_x, _)| x - last_x == 1.0) => run.push((x, y)),
                     _ => runs.push(vec![(x, y)]),
                 }
             }
