@@ -39,6 +39,9 @@
 //!   of a column of `L` form a clique of the filled graph): the diagonal of `A^-1` and its entries
 //!   on every edge of `A` come out exactly, in about twice the factorisation's flops, without the
 //!   dense inverse.
+//! - **Dense inverse** ([`SparseCholesky::dense_inverse_into`]): every entry of `A^-1` by the
+//!   two triangular solves on blocks of the identity's columns (`4 n nnz(L)` flops), for callers
+//!   that need all of it (the pair duals' gradients) while `L` stays sparse.
 
 /// Fill-reducing ordering of the rows and columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +91,6 @@ mod symbolic;
 #[cfg(test)]
 mod tests;
 
-pub use numeric::{SelectedInverse, SparseCholesky};
+pub use numeric::{SelectedInverse, SparseCholesky, INVERSE_BLOCK};
 pub use ordering::{amd_order, nested_dissection_order, rcm_order};
 pub use symbolic::SymbolicCholesky;

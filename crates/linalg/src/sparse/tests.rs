@@ -250,6 +250,19 @@ fn supernodal_factor_solve_and_selected_inverse_match_lapack_on_knn_patterns() {
                 }
             }
             assert_eq!(checked, sym.nnz_l());
+            // every entry of A^-1 from block solves (n > INVERSE_BLOCK: several blocks, the last
+            // one partial), symmetric and the same on 1 and 3 threads, bit for bit
+            let inverse_on = |threads: usize| {
+                rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
+                    let mut z = vec![f64::NAN; n * n];
+                    f.dense_inverse_into(&mut z);
+                    Array2::from_shape_vec((n, n), z).unwrap()
+                })
+            };
+            let full = inverse_on(3);
+            let err = max_abs(&(&full - &inv));
+            assert!(err < 1e-10 * sinv, "{ord:?} dense inverse error {err:e}");
+            assert_eq!(inverse_on(1), full, "{ord:?}: the thread count changed the inverse");
             // a second factorisation with other values on the same analysis
             let diag2: Vec<f64> = diag.iter().map(|d| 2.0 * d + 0.1).collect();
             let (ld2, inv2, _) = dense_reference(&diag2, &edges, &vals, &b);

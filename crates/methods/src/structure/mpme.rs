@@ -28,14 +28,18 @@
 //! Cost: N(N-1)/2 variables (2.0 M at N = 2007). The active-set solver evaluates on the working
 //! set's sparse factor (milliseconds; the optimum keeps 0.1-0.8% of the pairs on the Table 1 sets)
 //! and checks every other pair by block solves. The full-space solvers pay, per evaluation, one
-//! Cholesky + one `dpotri` of an N x N matrix (N^3 flops) plus O(N^2); the projected solver keeps `(2m + 6) N(N-1)/2`
+//! Cholesky + one `dpotri` of an N x N matrix (N^3 flops) plus O(N^2) while the iterate is dense;
+//! since version 3, once its non-zero pairs make a sparse factor cheaper (after 20-50 evaluations
+//! from `W = 0` on the Table 1 sets), a sparse Cholesky on them and `Q^-1` by block solves
+//! ([`super::pair_dual::log_det_grad_auto`]; the same numbers to rounding, which is why the
+//! version changed: a capped run's last iterate moves with its rounding). The projected solver keeps `(2m + 6) N(N-1)/2`
 //! doubles (m = 5: ~64 N^2 bytes, 260 MB at N = 2007), the Fortran L-BFGS-B `(2m + 5) N(N-1)/2`
 //! (m = 10: ~100 N^2 bytes). N is capped at [`super::pair_dual::PAIR_MAX_N`].
 
 use super::pair_active::PairDual;
 use super::pair_dual::{
-    check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad, n_pairs, solve_dual, PairSolver, DEFAULT_MAX_ITER, DEFAULT_SOLVER,
-    MAX_ITER_DOC, SOLVER_DOC,
+    check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad_auto, n_pairs, solve_dual, Factorisation, PairSolver, DEFAULT_MAX_ITER,
+    DEFAULT_SOLVER, MAX_ITER_DOC, SOLVER_DOC,
 };
 use crate::api::declare::{self, declare_params, param_choice, Declared};
 use crate::api::info::{choice, dim, float, float_in, int, positive, MethodInfo};
@@ -104,8 +108,14 @@ impl MpmeObjective {
 
     /// `F(w)` and its gradient in `g` (what the solver calls).
     pub fn value_and_gradient(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<f64, LinalgError> {
-        let ld = log_det_grad(self.n, w, self.lambda, 1.0, g)?;
-        Ok(self.finish(ld, w, g))
+        self.evaluate(w, g).map(|(f, _)| f)
+    }
+
+    /// As [`Self::value_and_gradient`], also saying which factorisation of `Q` it used (the
+    /// sparse one once the iterate's pattern makes it cheaper: [`log_det_grad_auto`]).
+    pub fn evaluate(&self, w: &[f64], g: &mut [f64]) -> std::result::Result<(f64, Factorisation), LinalgError> {
+        let (ld, path) = log_det_grad_auto(self.n, w, self.lambda, 1.0, g)?;
+        Ok((self.finish(ld, w, g), path))
     }
 
     /// `F` from `log det Q`, turning `g` from `d log det Q / dw` into `dF/dw` (module doc).
@@ -200,7 +210,13 @@ impl Embedder for Mpme {
         let dual = PairDual { n, a: self.lambda, b: 1.0, h: 0.5 * obj.dim, lin: &lin, upper };
         // a sparse optimum far from the projected Newton model: working sets hand over only when
         // their factor is dense too (pair_active::ActiveOptions::hand_over_sparse)
-        let r = solve_dual("mpme", self.solver, &dual, self.max_iter, self.tol * pg0, false, |w, g| obj.value_and_gradient(w, g))?;
+        // the full-space solvers' evaluations (the active-set solver has its own)
+        let mut sparse_evaluations = 0usize;
+        let r = solve_dual("mpme", self.solver, &dual, self.max_iter, self.tol * pg0, false, |w, g| {
+            let (f, path) = obj.evaluate(w, g)?;
+            sparse_evaluations += usize::from(path == Factorisation::Sparse);
+            Ok(f)
+        })?;
         drop(lin);
         // the solver returns F and the KKT residual at the accepted point; only the KPCA
         // embedding needs Q^-1, hence one more factorisation there
@@ -238,7 +254,12 @@ impl Embedder for Mpme {
             Trace::iterative(r.history.clone(), r.iterations, r.stop(self.max_iter, pg0, self.tol), r.message.clone()).with_kkt_residual(r.kkt),
         );
         fitted.graph = Some(Graph { n_vertices: n, edges });
-        fitted.notes.push(format!("{} [pgtol = tol * {pg0:.3e}]", r.solver_note));
+        let sparse_note = if sparse_evaluations > 0 {
+            format!("; {sparse_evaluations} of these evaluations on a sparse Cholesky of Q (the iterate's non-zero pairs, AMD order) and Q^-1 by block solves, the others dense")
+        } else {
+            String::new()
+        };
+        fitted.notes.push(format!("{}{sparse_note} [pgtol = tol * {pg0:.3e}]", r.solver_note));
         fitted.notes.push(format!(
             "KKT residual ||proj grad F||_inf = {pg:.3e} (relative {:.3e}); F = -(d/2) log det(L + lambda I) + (1/2) sum_(i<j) w_ij phi_ij = {f_end:.9e} (history holds F, minimised; eq. 10 = -F)",
             if pg0 > 0.0 { pg / pg0 } else { 0.0 }
@@ -258,7 +279,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "mpme",
         summary: "Maximum posterior manifold embedding: max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>, 0 <= w_ij <= 4C (active-set solver over all N(N-1)/2 pairs, or full-space projected L-BFGS / L-BFGS-B), then KPCA on (L + lambda I)^-1 or the generalised eigenproblem (L + lambda I) F = D_lambda F Lambda.",
         reference: "Mao, Wang & Tsang, A unified probabilistic framework for robust manifold learning and embedding, Mach. Learn. 2017 (eqs. 10-17)",
-        version: 2,
+        version: 3,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
@@ -367,6 +388,54 @@ mod tests {
         let dw = found[0].x.iter().zip(&found[1].x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
         assert!(dw < 1e-6, "the solvers' minimisers differ by {dw:.2e}");
         assert!((found[0].f - found[1].f).abs() <= 1e-12 * found[0].f.abs());
+    }
+
+    /// Once a full-space solver's iterate is sparse its evaluations take the sparse factor
+    /// ([`log_det_grad_auto`]; here with the rule's size bound and flop margin lifted, so that a
+    /// problem small enough to solve in a test takes that path): from `W = 0` both full-space
+    /// solvers reach the optimum of dense evaluations to 1e-8 (relative, in F), with the KKT
+    /// residual recomputed densely at the target or at most twice where dense evaluations stop.
+    #[test]
+    fn sparse_evaluations_reach_the_optimum_of_dense_ones() {
+        use crate::structure::pair_dual::{log_det_grad, log_det_grad_by_rule};
+        let n = 60;
+        let x = circle(n, 0.05, 21).mapv(|v| 3.0 * v);
+        let obj = MpmeObjective::from_data(x.view(), 2, 1.0);
+        let upper = 4.0 * 1e3;
+        let tol = 1e-7 * obj.initial_kkt_residual(upper);
+        let dense_eval = |w: &[f64], g: &mut [f64]| log_det_grad(n, w, obj.lambda, 1.0, g).map(|ld| obj.finish(ld, w, g));
+        for solver in Solver::ALL {
+            let mut paths = (0usize, 0usize);
+            let auto = solve_pairs("mpme", solver, n_pairs(n), upper, 20000, tol, |w, g| {
+                let (ld, path) = log_det_grad_by_rule(n, w, obj.lambda, 1.0, g, 0, 1.0)?;
+                if path == Factorisation::Sparse {
+                    paths.0 += 1
+                } else {
+                    paths.1 += 1
+                }
+                Ok(obj.finish(ld, w, g))
+            })
+            .unwrap();
+            let dense = solve_pairs("mpme", solver, n_pairs(n), upper, 20000, tol, dense_eval).unwrap();
+            eprintln!(
+                "{solver:?}: sparse-aware {} iterations, {} evaluations ({} sparse, {} dense), F = {:.15e}, {}; dense {} iterations, F = {:.15e}",
+                auto.iterations, auto.evaluations, paths.0, paths.1, auto.f, auto.message, dense.iterations, dense.f
+            );
+            assert!(paths.0 > auto.evaluations / 2 && paths.1 > 0, "{solver:?}: {paths:?} of {} evaluations", auto.evaluations);
+            assert!((auto.f - dense.f).abs() <= 1e-8 * dense.f.abs(), "{solver:?}: F {} against {}", auto.f, dense.f);
+            let kkt = |w: &[f64]| {
+                let mut g = vec![0.0; n_pairs(n)];
+                dense_eval(w, &mut g).unwrap();
+                projected_gradient_norm(w, &g, &vec![0.0; g.len()], &vec![upper; g.len()])
+            };
+            let (pg, pg_dense) = (kkt(&auto.x), kkt(&dense.x));
+            // both solvers may end on their relative-reduction test short of pgtol (F stops
+            // resolving), with dense evaluations too: they must do as well as those do
+            let allowed = tol.max(2.0 * pg_dense);
+            assert!(pg <= allowed, "{solver:?}: KKT residual {pg:e} recomputed densely (dense evaluations: {pg_dense:e}), target {tol:e}");
+            let nnz = auto.x.iter().filter(|&&v| v > 0.0).count();
+            assert!(nnz < n_pairs(n) / 4, "{solver:?}: {nnz} pairs weighted");
+        }
     }
 
     /// The `solver` parameter's values are the active-set solver and every full-space solver's
