@@ -113,14 +113,31 @@ impl<'a> SparseCholesky<'a> {
         out
     }
 
-    /// The dense inverse `A^-1` into `out` (n x n, row-major, both triangles): the solves
-    /// `A X = E` for the columns of the identity, [`INVERSE_BLOCK`] at a time, blocks in parallel
-    /// (rayon); column `c` of `A^-1` is written as row `c` (`A^-1` is symmetric).
+    /// Columns `c0..c1` of `A^-1` (n x (c1 - c0), original row order): the solves `A X = E` for
+    /// those columns of the identity, about `4 nnz(L)` flops per column (BLAS-3 per supernode).
+    pub fn inverse_columns(&self, c0: usize, c1: usize) -> ndarray::Array2<f64> {
+        let n = self.sym.n;
+        assert!(c0 <= c1 && c1 <= n, "inverse_columns: columns {c0}..{c1} of an order-{n} matrix");
+        let m = c1 - c0;
+        // the identity's columns in the permuted row-major layout of `forward`
+        let mut buf = vec![0.0f64; n * m];
+        for t in 0..m {
+            buf[self.sym.iperm[c0 + t] * m + t] = 1.0;
+        }
+        if m > 0 {
+            self.forward(&mut buf, m);
+            self.backward(&mut buf, m);
+        }
+        ndarray::Array2::from_shape_fn((n, m), |(i, t)| buf[self.sym.iperm[i] * m + t])
+    }
+
+    /// The dense inverse `A^-1` into `out` (n x n, row-major, both triangles): [`Self::inverse_columns`]
+    /// for [`INVERSE_BLOCK`] columns at a time, blocks in parallel (rayon); column `c` of `A^-1`
+    /// is written as row `c` (`A^-1` is symmetric).
     ///
-    /// Cost: about `4 nnz(L)` flops per column for the two triangular solves (BLAS-3 per
-    /// supernode), i.e. `4 n nnz(L)` in all, against `n^3` for a dense `dpotrf` + `dpotri`: the
-    /// cheaper way to every entry of `A^-1` when `L` is sparse. Each block is solved on its own
-    /// and written to its own rows, so the result does not depend on the thread count.
+    /// Cost: `4 n nnz(L)` flops in all, against `n^3` for a dense `dpotrf` + `dpotri`: the cheaper
+    /// way to every entry of `A^-1` when `L` is sparse. Each block is solved on its own and
+    /// written to its own rows, so the result does not depend on the thread count.
     pub fn dense_inverse_into(&self, out: &mut [f64]) {
         use rayon::prelude::*;
         let n = self.sym.n;
@@ -130,17 +147,10 @@ impl<'a> SparseCholesky<'a> {
         }
         out.par_chunks_mut(INVERSE_BLOCK * n).enumerate().for_each(|(blk, rows)| {
             let c0 = blk * INVERSE_BLOCK;
-            let m = rows.len() / n;
-            // the identity's columns c0..c0+m in the permuted row-major layout of `forward`
-            let mut buf = vec![0.0f64; n * m];
-            for t in 0..m {
-                buf[self.sym.iperm[c0 + t] * m + t] = 1.0;
-            }
-            self.forward(&mut buf, m);
-            self.backward(&mut buf, m);
-            for (i, &k) in self.sym.iperm.iter().enumerate() {
-                for (t, &v) in buf[k * m..(k + 1) * m].iter().enumerate() {
-                    rows[t * n + i] = v;
+            let x = self.inverse_columns(c0, c0 + rows.len() / n);
+            for (t, row) in rows.chunks_exact_mut(n).enumerate() {
+                for (r, &v) in row.iter_mut().zip(x.column(t)) {
+                    *r = v;
                 }
             }
         });

@@ -209,8 +209,8 @@ impl Embedder for Mpme {
         let lin: Vec<f64> = obj.phi.iter().map(|&p| 0.5 * p).collect();
         let dual = PairDual { n, a: self.lambda, b: 1.0, h: 0.5 * obj.dim, lin: &lin, upper };
         // a sparse optimum far from the projected Newton model: working sets hand over only when
-        // their factor is dense too (pair_active::ActiveOptions::hand_over_sparse)
-        // the full-space solvers' evaluations (the active-set solver has its own)
+        // their factor is dense too (pair_active::ActiveOptions::hand_over_sparse). The closure
+        // serves the full-space solvers only (the active-set solver evaluates on its working sets)
         let mut sparse_evaluations = 0usize;
         let r = solve_dual("mpme", self.solver, &dual, self.max_iter, self.tol * pg0, false, |w, g| {
             let (f, path) = obj.evaluate(w, g)?;

@@ -299,12 +299,8 @@ impl PairDual<'_> {
                     .par_iter()
                     .map(|&blk| {
                         let (c0, c1) = (blk * BLOCK, ((blk + 1) * BLOCK).min(n));
-                        let mut e = ndarray::Array2::<f64>::zeros((n, c1 - c0));
-                        for c in c0..c1 {
-                            e[[c, c - c0]] = 1.0;
-                        }
                         // columns c0..c1 of Q^-1 (row i holds (Q^-1)_{i, c0..c1})
-                        let x = fac.solve(e.view());
+                        let x = fac.inverse_columns(c0, c1);
                         scan(c0, c1, &zd, &|i, c| x[[i, c - c0]])
                     })
                     .collect()
