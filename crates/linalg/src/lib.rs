@@ -10,7 +10,9 @@
 //! - [`sq_dists`] / [`sq_dists_between`]: pairwise squared Euclidean distances through one GEMM,
 //!   `||x_i - y_j||^2 = ||x_i||^2 + ||y_j||^2 - 2 x_i^T y_j`, clamped at 0.
 //! - [`diag_lowrank_bottom`]: the k smallest eigenpairs of `diag(d) + B B^T` (B tall) by block
-//!   Krylov on the Woodbury inverse, O(D r) per product instead of a dense D x D eigenproblem.
+//!   Krylov on the Woodbury inverse, O(D r) per product instead of a dense D x D eigenproblem;
+//!   [`sparse::laplacian_bottom`]: those of a weighted graph Laplacian on the complement of the
+//!   constant vector, by the same iteration on a sparse Cholesky (the iteration: `krylov`).
 //! - [`Pca`]: principal axes of the centred data and the energy rule [`energy_dim`].
 //! - [`SpdFactor`], [`log_det_inverse_upper`]: in-place Cholesky, solves and inverse on row-major
 //!   buffers whose one triangle the caller assembled.
@@ -29,6 +31,7 @@ mod chol;
 mod dist;
 mod eig;
 mod gram;
+mod krylov;
 mod lowrank;
 mod pca;
 pub mod sparse;
@@ -38,6 +41,7 @@ pub use chol::Cholesky;
 pub use dist::{row_sq_norms, sq_dists, sq_dists_between};
 pub use eig::{canonicalize_signs, eigh, eigh_bottom, eigh_top, reconstruct, SymmetricEigen};
 pub use gram::{gram_of_columns, gram_of_rows};
+pub use krylov::{BottomEigenpairs, KrylovOptions};
 pub use lowrank::{diag_lowrank_bottom, LowRankEigOptions, LowRankEigen};
 pub use pca::{energy_dim, EnergyRule, Pca};
 pub use spd::{inverse_from_factor_upper, log_det_factor_upper, log_det_inverse_upper, SpdFactor};

@@ -1,5 +1,6 @@
 //! The smallest eigenpairs of `A = diag(d) + B B^T` (`d > 0`, `B` a tall D x r matrix, r < D)
-//! without forming A: block Krylov on the exact Woodbury inverse, Rayleigh–Ritz with A.
+//! without forming A: block Krylov on the exact Woodbury inverse, Rayleigh–Ritz with A (the
+//! iteration is [`crate::krylov`]'s; this module supplies the operator).
 //!
 //! - `A V = d ∘ V + B (B^T V)` costs O(D r) per column.
 //! - `A^{-1} = D^{-1} - D^{-1} B K^{-1} B^T D^{-1}`, `K = I_r + B^T D^{-1} B` (r x r, Cholesky),
@@ -21,54 +22,16 @@
 //! Everything is sequential BLAS calls in a fixed order (no rayon), and the start block is
 //! deterministic, so results are bit-identical for any rayon pool size.
 
-use crate::{eigh, eigh_top, ensure_finite, LinalgError, Result, SpdFactor};
-use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use crate::krylov::{block_krylov_bottom, ResidualTest, ShiftInverted};
+use crate::{eigh_top, ensure_finite, LinalgError, Result, SpdFactor};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
-/// Settings of [`diag_lowrank_bottom`].
-#[derive(Debug, Clone, Copy)]
-pub struct LowRankEigOptions {
-    /// Relative residual bound: `||A y - theta y|| <= tol * (theta_k + ||B||_2^2) + 2 eps max(d)`.
-    pub tol: f64,
-    /// Extra block columns beyond k (at least 1: the (k + 1)-th Ritz value is reported).
-    pub extra: usize,
-    /// Krylov blocks per restart.
-    pub krylov_blocks: usize,
-    /// Restart cap; not converged after it, the result says so.
-    pub max_restarts: usize,
-}
+/// Settings of [`diag_lowrank_bottom`]: the block Krylov options, with the residual bound
+/// `||A y - theta y|| <= tol * (theta_k + ||B||_2^2) + 2 eps max(d)`.
+pub type LowRankEigOptions = crate::krylov::KrylovOptions;
 
-impl Default for LowRankEigOptions {
-    fn default() -> Self {
-        LowRankEigOptions { tol: 1e-11, extra: 4, krylov_blocks: 4, max_restarts: 40 }
-    }
-}
-
-/// What [`diag_lowrank_bottom`] returns.
-#[derive(Debug, Clone)]
-pub struct LowRankEigen {
-    /// The k smallest eigenvalues (Ritz values), ascending.
-    pub values: Array1<f64>,
-    /// The k eigenvectors (D x k, orthonormal columns, signs canonicalised).
-    pub vectors: Array2<f64>,
-    /// The (k + 1)-th smallest Ritz value (an upper bound on the (k + 1)-th eigenvalue).
-    pub next_value: f64,
-    /// The largest relative residual over the k wanted pairs, `||A y - theta y|| / scale`.
-    pub residual: f64,
-    /// `scale = theta_k + ||B||_2^2` of the convergence test.
-    pub scale: f64,
-    /// Restarts run (1 = converged in the first Krylov space).
-    pub restarts: usize,
-    /// Whether every wanted pair met the tolerance.
-    pub converged: bool,
-}
-
-impl LowRankEigen {
-    /// `(theta_{k+1} - theta_k) / scale`: at round-off level the bottom-k subspace is not
-    /// determined by A (any basis of a cluster that straddles the cut is as good).
-    pub fn relative_gap(&self) -> f64 {
-        (self.next_value - self.values[self.values.len() - 1]) / self.scale
-    }
-}
+/// What [`diag_lowrank_bottom`] returns (`scale = theta_k + ||B||_2^2`).
+pub type LowRankEigen = crate::krylov::BottomEigenpairs;
 
 /// `A = diag(d) + B B^T` as the two operators the iteration needs.
 struct Operator<'a, 'b> {
@@ -78,7 +41,7 @@ struct Operator<'a, 'b> {
     k: SpdFactor,
 }
 
-impl Operator<'_, '_> {
+impl ShiftInverted for Operator<'_, '_> {
     fn apply(&self, v: ArrayView2<f64>) -> Array2<f64> {
         let mut out = self.b.dot(&self.b.t().dot(&v));
         out.zip_mut_with(&(&v * &self.d.view().insert_axis(Axis(1))), |o, &dv| *o += dv);
@@ -91,53 +54,6 @@ impl Operator<'_, '_> {
         let corr = self.b.dot(&t) * self.dinv.view().insert_axis(Axis(1));
         dv - corr
     }
-}
-
-/// Appends the columns of `z`, orthogonalised against `q[:, ..*used]` and each other (classical
-/// Gram–Schmidt run twice), to `q`; columns that vanish (norm after orthogonalisation below 1e-10
-/// of before) are dropped. Returns how many were kept.
-fn append_orthonormal(q: &mut Array2<f64>, used: &mut usize, z: Array2<f64>) -> usize {
-    let mut kept = 0;
-    for col in z.axis_iter(Axis(1)) {
-        if *used == q.ncols() {
-            break;
-        }
-        let mut v = col.to_owned();
-        let n0 = v.dot(&v).sqrt();
-        if !(n0 > 0.0 && n0.is_finite()) {
-            continue;
-        }
-        for _ in 0..2 {
-            if *used > 0 {
-                let basis = q.slice(s![.., ..*used]);
-                let c = basis.t().dot(&v);
-                v -= &basis.dot(&c);
-            }
-        }
-        let n1 = v.dot(&v).sqrt();
-        if n1 <= 1e-10 * n0 {
-            continue;
-        }
-        v /= n1;
-        q.column_mut(*used).assign(&v);
-        *used += 1;
-        kept += 1;
-    }
-    kept
-}
-
-/// Deterministic start columns (SplitMix64, uniform in [-1, 1)); the same for every call with
-/// the same shape.
-fn start_columns(n: usize, cols: usize) -> Array2<f64> {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    Array2::from_shape_simple_fn((n, cols), || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    })
 }
 
 /// The `k` smallest eigenpairs of `diag(d) + B B^T` (module doc), `d` positive, `B` D x r.
@@ -176,89 +92,17 @@ pub fn diag_lowrank_bottom(d: ArrayView1<f64>, b: ArrayView2<f64>, k: usize, sta
     let kmat = (&kmat + &kmat.t()) * 0.5;
     let b_norm2 = if r > 0 { eigh_top(b.t().dot(&b).view(), 1)?.values[0].max(0.0) } else { 0.0 };
     let op = Operator { d, b, dinv, k: SpdFactor::new(kmat, WHAT)? };
-
-    let p = (k + opts.extra.max(1)).min(n);
-    let cap = (p * opts.krylov_blocks.max(1)).min(n - p);
-    // first block: the start columns, filled up with deterministic ones
-    let mut block = Array2::<f64>::zeros((n, p));
-    let mut filled = 0;
-    if let Some(w) = start {
-        let j = w.ncols().min(p);
-        block.slice_mut(s![.., ..j]).assign(&w.slice(s![.., ..j]));
-        filled = j;
-    }
-    if filled < p {
-        block.slice_mut(s![.., filled..]).assign(&start_columns(n, p - filled));
-    }
-
-    // Restart 1: the Krylov space of A^{-1} from A^{-1} V0. Later restarts: the p Ritz vectors Y
-    // and the Krylov space of A^{-1} from A^{-1} R, R = A Y - Y Theta (the same space as from
-    // A^{-1} Y, but A^{-1} R = Y - A^{-1} Y Theta is computed without the cancellation that
-    // would otherwise leave nearly converged directions at round-off level and stall the
-    // residuals).
-    let mut out = None;
-    let mut ritz: Option<(Array2<f64>, Array2<f64>)> = None;
-    for restart in 1..=opts.max_restarts.max(1) {
-        let mut q = Array2::<f64>::zeros((n, cap + p));
-        let mut used = 0;
-        let mut cur = match ritz.take() {
-            None => op.apply_inv(block.view()),
-            Some((y, res)) => {
-                append_orthonormal(&mut q, &mut used, y);
-                op.apply_inv(res.view())
-            }
-        };
-        for _ in 0..opts.krylov_blocks.max(1) {
-            let before = used;
-            append_orthonormal(&mut q, &mut used, cur);
-            if used == before || used == q.ncols() {
-                break;
-            }
-            cur = op.apply_inv(q.slice(s![.., before..used]));
-        }
-        if used < k + 1 {
-            // the space collapsed (exact invariant subspace, or round-off): keep the last Ritz pairs
-            if out.is_some() {
-                break;
-            }
-            return Err(LinalgError::Shape { what: WHAT, detail: format!("Krylov space collapsed to {used} vectors (k = {k})") });
-        }
-        // Rayleigh–Ritz with A^{-1} (its wanted eigenvalues 1/lambda are its largest, so the
-        // small eigenproblem resolves them to eps relative; with A itself, any basis vector
-        // touching a large d_i would make ||Q^T A Q|| ~ max d and blur them), then the Ritz
-        // values and residuals with A itself
-        let qb = q.slice(s![.., ..used]);
-        let g = qb.t().dot(&op.apply_inv(qb));
-        let g = (&g + &g.t()) * 0.5;
-        let e = eigh(g.view())?;
-        let keep = p.min(used);
-        // the largest `keep` eigenvalues of G, descending (dsyevd: robust where dsyevr's MRRR
-        // can fail on the tight clusters of a converged space)
-        let top: Vec<usize> = (0..keep).map(|j| used - 1 - j).collect();
-        let y = qb.dot(&e.vectors.select(Axis(1), &top));
-        let ay = op.apply(y.view());
-        let theta = Array1::from_shape_fn(keep, |j| y.column(j).dot(&ay.column(j)));
-        let mut res = ay;
-        res -= &(&y * &theta.view().insert_axis(Axis(0)));
-        let scale = theta[k - 1].abs() + b_norm2;
-        let worst = (0..k).map(|j| res.column(j).dot(&res.column(j)).sqrt() / scale).fold(0.0, f64::max);
-        let converged = worst * scale <= opts.tol * scale + 2.0 * f64::EPSILON * d_max;
-        let mut vectors = y.slice(s![.., ..k]).to_owned();
-        crate::canonicalize_signs(&mut vectors);
-        out =
-            Some(LowRankEigen { values: theta.slice(s![..k]).to_owned(), vectors, next_value: theta[k], residual: worst, scale, restarts: restart, converged });
-        if converged {
-            break;
-        }
-        ritz = Some((y, res));
-    }
-    Ok(out.expect("at least one restart"))
+    // the floor: representing d_i y_i for a large d_i; a dense solver's backward error,
+    // eps ||A|| with ||A|| >= max(d), is no smaller
+    let test = ResidualTest { scale_offset: b_norm2, floor: 2.0 * f64::EPSILON * d_max };
+    block_krylov_bottom(&op, n, k, start, opts, test, WHAT)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::eigh_bottom;
+    use ndarray::s;
     use rand::{Rng, SeedableRng};
 
     fn case(n: usize, r: usize, spread: f64, seed: u64) -> (Array1<f64>, Array2<f64>) {

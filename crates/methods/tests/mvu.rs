@@ -242,7 +242,7 @@ fn duplicate_samples_share_their_row_and_do_not_collapse_the_embedding() {
 /// 0.77 of the last iterate where an earlier one had certified 1.9e-5). With an unreachable
 /// `gap_tol` every exit is uncertified: the outer-iteration limit, the violation stall (equality)
 /// and the gap stall. Checked on every fixture problem: the returned gap is the smallest feasible
-/// gap the solve computed, and the returned factor is the one the certificate belongs to (its
+/// gap the solve computed (to the screening eigensolver's accuracy), and the returned factor is the one the certificate belongs to (its
 /// primal value, recomputed from the returned factor, is the certificate's).
 #[test]
 fn an_uncertified_solve_returns_its_best_certified_iterate() {
@@ -263,7 +263,10 @@ fn an_uncertified_solve_returns_its_best_certified_iterate() {
                 c.rel_gap,
                 sol.termination
             );
-            assert!(c.rel_gap <= best_feasible, "{} {variant}: returned gap {:e} above the best feasible one {best_feasible:e}", set.name, c.rel_gap);
+            // the checks are screened (their mu from the sparse eigensolver, within about 1e-13 of
+            // the dense one) and the returned certificate is the best one recomputed densely
+            assert!(c.exact, "{} {variant}: the returned certificate is dense", set.name);
+            assert!(c.rel_gap <= best_feasible + 1e-12, "{} {variant}: returned gap {:e} above the best feasible one {best_feasible:e}", set.name, c.rel_gap);
             let again = sdp.certificate(sol.y.view(), &c.weights).unwrap();
             assert!(
                 (again.primal - c.primal).abs() <= 1e-9 * c.primal.abs(),

@@ -39,6 +39,8 @@
 //!   of a column of `L` form a clique of the filled graph): the diagonal of `A^-1` and its entries
 //!   on every edge of `A` come out exactly, in about twice the factorisation's flops, without the
 //!   dense inverse.
+//! - **Bottom eigenpairs of a Laplacian** ([`laplacian_bottom`]): block Krylov on the solves of
+//!   `L_w + beta I`, on the complement of the constant vector, instead of a dense eigenproblem.
 //! - **Dense inverse** ([`SparseCholesky::dense_inverse_into`]): every entry of `A^-1` by the
 //!   two triangular solves on blocks of the identity's columns (`4 n nnz(L)` flops), for callers
 //!   that need all of it (the pair duals' gradients) while `L` stays sparse.
@@ -85,12 +87,14 @@ pub enum SparseError {
 
 /// Adjacency lists (sorted, duplicate-free) of the undirected graph of `edges`.
 pub(crate) mod blas3;
+mod eigen;
 mod numeric;
 mod ordering;
 mod symbolic;
 #[cfg(test)]
 mod tests;
 
+pub use eigen::{laplacian_bottom, laplacian_product};
 pub use numeric::{SelectedInverse, SparseCholesky, INVERSE_BLOCK};
 pub use ordering::{amd_order, nested_dissection_order, rcm_order};
 pub use symbolic::SymbolicCholesky;

@@ -2,10 +2,18 @@
 //! eigenvalue of the pencil `(Q^T L_w Q, Q^T Q)` on `c`-perp, the bounds and relative gap this
 //! gives, the directions of ascent when the rank is too small, and the least-squares refinement
 //! of the multipliers that tightens the bound.
+//!
+//! Two eigensolvers give `mu`: the dense `dsyevr` (O(m^3); the certificate a solve reports), and
+//! for plain MVU with `w >= 0` a screening one, [`structdr_linalg::sparse::laplacian_bottom`]
+//! (block Krylov on the sparse Cholesky of `L_w + beta I`, started from the factor `Y`, whose
+//! columns are near the eigenvalue-1 eigenspace at the optimum). A screened certificate decides
+//! what the outer loop does next; before a solve reports one it is recomputed densely
+//! ([`DistanceSdp::confirmed`]), so a reported bound never rests on the iterative eigensolver.
 
 use super::problem::{DistanceConstraint, DistanceSdp};
 use ndarray::{s, Array1, Array2, ArrayView2};
-use structdr_linalg::{eigh, eigh_bottom, LinalgError};
+use structdr_linalg::sparse::{laplacian_bottom, SymbolicCholesky};
+use structdr_linalg::{eigh, eigh_bottom, KrylovOptions, LinalgError};
 use structdr_numerics::graphs::laplacian;
 
 /// The dual bound of the module doc at one set of multipliers.
@@ -27,11 +35,66 @@ pub struct Certificate {
     /// Eigenvectors (columns, in the space of `Z`) whose eigenvalue is below 1: the directions of
     /// ascent when the rank is too small.
     pub ascent: Array2<f64>,
+    /// The multipliers `w` (absolute form) the bound was computed from.
+    pub multipliers: Vec<f64>,
+    /// Whether `mu` came from the dense eigensolver (false: the screening one).
+    pub exact: bool,
 }
 
+/// Shift `beta` of the screening eigensolver's `L_w + beta I`: the wanted eigenvalues are near 1
+/// (the dual is normalised so that `mu = 1` at the optimum), so 1e-2 separates them from the
+/// next ones well and keeps the factor far from singular.
+pub const SCREEN_SHIFT: f64 = 1e-2;
+
+/// Relative residual of the screening eigenpairs. Near the optimum the bottom eigenvalues form a
+/// cluster at 1 about 1e-7 wide (one per column of `Y`), inside which a residual of `tol` bounds
+/// the error of `mu` by about `tol`; 1e-9 is 1e-4 of the gap targets the solver is asked for
+/// (1e-5, 1e-6), and tighter ones stall at the solves' round-off (satimage, k = 5: residuals of
+/// 1e-11 to 1e-7 after 40 restarts, while `mu` already agreed with the dense one to 1e-12).
+pub const SCREEN_TOL: f64 = 1e-9;
+
+/// Restarts of the screening iteration before the check falls back to the dense eigensolver.
+pub const SCREEN_RESTARTS: usize = 20;
+
 impl<'a> DistanceSdp<'a> {
-    /// The dual bound of the module doc for the multipliers `w` and the factor `y`.
+    /// The dual bound of the module doc for the multipliers `w` and the factor `y`, with the
+    /// dense eigensolver.
     pub fn certificate(&self, y: ArrayView2<f64>, w: &[f64]) -> Result<Certificate, LinalgError> {
+        let (mu, vectors, values) = self.smallest_pencil_eigenvalues(w)?;
+        Ok(self.bound(y, w, mu, vectors, values, true))
+    }
+
+    /// [`Self::certificate`] with the screening eigensolver (module doc) when it applies: plain MVU
+    /// (`symbolic` is the analysis of the edges), `w >= 0`, and the iteration converged; the dense
+    /// one otherwise.
+    pub(super) fn screened_certificate(&self, y: ArrayView2<f64>, w: &[f64], symbolic: Option<&SymbolicCholesky>) -> Result<Certificate, LinalgError> {
+        let want = 8.min(self.m().saturating_sub(2));
+        if let (None, Some(sym), true) = (self.q, symbolic, want > 0 && w.iter().all(|&v| v >= 0.0)) {
+            // a block of r + 8 + 8 columns holds the cluster of eigenvalues near 1 that Y spans
+            // at the optimum, so the cut after the 8 wanted ones does not fall inside it
+            let opts =
+                KrylovOptions { tol: SCREEN_TOL, extra: y.ncols() + 8, max_restarts: SCREEN_RESTARTS, must_converge: Some(1), ..KrylovOptions::default() };
+            if let Ok(e) = laplacian_bottom(sym, self.edges, w, SCREEN_SHIFT, want, Some(y), &opts) {
+                if e.converged {
+                    let values = e.values.to_vec();
+                    return Ok(self.bound(y, w, values[0], e.vectors, values, false));
+                }
+            }
+        }
+        self.certificate(y, w)
+    }
+
+    /// `cert` itself when it is exact, else the dense certificate of the same `y` and multipliers.
+    pub(super) fn confirmed(&self, y: ArrayView2<f64>, cert: Certificate) -> Result<Certificate, LinalgError> {
+        if cert.exact {
+            Ok(cert)
+        } else {
+            self.certificate(y, &cert.multipliers)
+        }
+    }
+
+    /// The bounds of the module doc from `mu` and the bottom eigenpairs of the pencil.
+    fn bound(&self, y: ArrayView2<f64>, w: &[f64], mu: f64, vectors: Array2<f64>, values: Vec<f64>, exact: bool) -> Certificate {
         let g = self.violations(y);
         let tr: f64 = y.iter().map(|v| v * v).sum();
         let (primal, residual) = match self.constraint {
@@ -42,7 +105,6 @@ impl<'a> DistanceSdp<'a> {
             }
             DistanceConstraint::Penalty(nu) => (tr - nu * g.iter().map(|v| v * v).sum::<f64>(), 0.0),
         };
-        let (mu, vectors, values) = self.smallest_pencil_eigenvalues(w)?;
         let wd: f64 = w.iter().zip(self.d2).map(|(a, b)| a * b).sum();
         let ww: f64 = w.iter().map(|a| a * a).sum();
         let (t, dual) = if mu > 0.0 {
@@ -62,7 +124,7 @@ impl<'a> DistanceSdp<'a> {
         for (c, &k) in below.iter().enumerate() {
             ascent.column_mut(c).assign(&vectors.column(k));
         }
-        Ok(Certificate { mu, primal, dual, rel_gap, residual, weights: w.iter().map(|v| v * t).collect(), ascent })
+        Certificate { mu, primal, dual, rel_gap, residual, weights: w.iter().map(|v| v * t).collect(), ascent, multipliers: w.to_vec(), exact }
     }
 
     /// The smallest eigenvalues (ascending, at most 8) of the pencil `(Q^T L_w Q, Q^T Q)` restricted

@@ -47,7 +47,12 @@
 //! objective. The relative gap `(U - P) / |P|` certifies the solution. When `mu < 1` the
 //! factorisation rank is too small (the optimum has rank above r): the eigenvectors with eigenvalue
 //! below 1 are directions of ascent, appended as new columns of `Z`, and the solve continues.
-//! The dense eigenproblem costs O(m^3) (m = N for plain MVU) and runs a few times per fit.
+//! The dense eigenproblem costs O(m^3) (m = N for plain MVU: 7-10 s at N = 4435, twice per
+//! check). For plain MVU the checks are screened instead ([`SdpOptions::screen`]): `mu` from a
+//! block Krylov eigensolver on the sparse Cholesky of `L_w + beta I` (0.05-0.2 s there), and the
+//! dense eigenproblem only for a bound that meets the target, for a rank growth and for the bound
+//! a solve returns. The screened `mu` agrees with the dense one to about 1e-12, so the outer
+//! loop takes the same decisions and the same iterates as with dense checks.
 //!
 //! # Where the code is
 //!
@@ -83,11 +88,17 @@ pub struct SdpOptions {
     pub max_outer: usize,
     /// Limit on L-BFGS iterations per subproblem.
     pub max_inner: usize,
+    /// Screen the checks with the sparse eigensolver (plain MVU, `w >= 0`; `certificate.rs`):
+    /// the outer loop's decisions use its `mu`; a bound that meets the target, a rank growth
+    /// (its new columns are eigenvectors) and every bound a solve returns are recomputed densely
+    /// first, so the iterates and the reported certificate are those of dense checks. Off:
+    /// every check is dense.
+    pub screen: bool,
 }
 
 impl Default for SdpOptions {
     fn default() -> Self {
-        SdpOptions { max_rank: 60, gap_tol: 1e-6, feas_tol: 1e-7, max_outer: 80, max_inner: 20_000 }
+        SdpOptions { max_rank: 60, gap_tol: 1e-6, feas_tol: 1e-7, max_outer: 80, max_inner: 20_000, screen: true }
     }
 }
 
@@ -111,8 +122,9 @@ pub struct SdpSolution {
     pub termination: String,
     /// Every certificate the solve computed, in order: (relative gap, feasible), where feasible
     /// means the constraint residual test passed (always true for `<=` and the penalty). The
-    /// returned certificate's gap is at most the smallest feasible one here: a solve that stops
-    /// uncertified returns its best iterate, not its last.
+    /// returned certificate's gap is at most the smallest feasible one here (a screened one to
+    /// within the screening eigensolver's accuracy, about 1e-13): a solve that stops uncertified
+    /// returns its best iterate, not its last.
     pub checked_gaps: Vec<(f64, bool)>,
 }
 
@@ -166,6 +178,7 @@ impl<'a> DistanceSdp<'a> {
             ),
             Some(_) => None,
         };
+        let screen = if opts.screen { symbolic.as_ref() } else { None };
         for outer in 1..=opts.max_outer {
             let r = z.ncols();
             let scale = 1.0 + z.iter().fold(0.0f64, |a, v| a.max(v.abs()));
@@ -227,6 +240,7 @@ impl<'a> DistanceSdp<'a> {
                     Some((b, bz)) if b.rel_gap < cert.rel_gap => (b, bz),
                     _ => (cert, z),
                 };
+                let cert = self.confirmed(self.lift(z.view()).view(), cert)?;
                 // the bound in hand may meet the target although the violation stalled: then the
                 // solve is certified (version 5 reported such a solve as stalled)
                 if cert.rel_gap <= opts.gap_tol && feasible(&cert) {
@@ -234,13 +248,13 @@ impl<'a> DistanceSdp<'a> {
                         "certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations (the constraint violation {viol:.2e} had stopped halving at sigma = {sigma:.0e})",
                         cert.rel_gap, opts.gap_tol
                     );
-                    return Ok(self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps));
+                    return self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps);
                 }
                 let msg = format!(
                     "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; best relative gap {:.2e}",
                     cert.rel_gap
                 );
-                return Ok(self.finish(z, cert, outer, inner_total, history, false, msg, checked_gaps));
+                return self.finish(z, cert, outer, inner_total, history, false, msg, checked_gaps);
             }
             // certify when the violation is small or has fallen 100x since the last look, and at
             // every outer iteration of the `<=` endgame (above; its first check often certifies,
@@ -251,7 +265,7 @@ impl<'a> DistanceSdp<'a> {
             }
             last_checked_viol = viol;
             let w_abs = times_omega(&w);
-            let mut cert = self.certificate(y.view(), &w_abs)?;
+            let mut cert = self.screened_certificate(y.view(), &w_abs, screen)?;
             if !penalty {
                 let scale_w = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
                 let active: Vec<bool> = match self.constraint {
@@ -259,16 +273,20 @@ impl<'a> DistanceSdp<'a> {
                     _ => vec![true; w.len()],
                 };
                 let refined = self.refine_multipliers(y.view(), &w_abs, &active, 3000);
-                let alt = self.certificate(y.view(), &refined)?;
+                let alt = self.screened_certificate(y.view(), &refined, screen)?;
                 if alt.rel_gap < cert.rel_gap {
                     cert = alt;
                 }
+            }
+            // a screened bound that meets the target is recomputed densely before it ends the solve
+            if !cert.exact && cert.rel_gap <= opts.gap_tol && feasible(&cert) {
+                cert = self.confirmed(y.view(), cert)?;
             }
             let cert_feasible = feasible(&cert);
             checked_gaps.push((cert.rel_gap, cert_feasible));
             if cert.rel_gap <= opts.gap_tol && cert_feasible {
                 let msg = format!("certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations", cert.rel_gap, opts.gap_tol);
-                return Ok(self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps));
+                return self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps);
             }
             // every certificate is a valid pair of bounds: keep the best one and its factor
             let halved = best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap);
@@ -286,14 +304,21 @@ impl<'a> DistanceSdp<'a> {
                         "stalled: the certified relative gap {:.2e} has not halved in 6 checks (target {:.0e}); constraint residual {:.2e}",
                         b.rel_gap, opts.gap_tol, b.residual
                     );
-                    return Ok(self.finish(bz, b, outer, inner_total, history, false, msg, checked_gaps));
+                    return self.finish(bz, b, outer, inner_total, history, false, msg, checked_gaps);
                 }
             }
             // in the endgame, grow only when the gap has stopped halving at this rank: a growth
             // restarts the subproblem far from converged (isolet K = 30: the gap went from 1.9e-5
             // to 3.6e-4 after a growth that interrupted a halving)
             let settled = !endgame || !halved;
-            if settled && cert.mu < 1.0 - 0.1 * opts.gap_tol && cert.ascent.ncols() > 0 && r < opts.max_rank && viol <= 1e-3 && inner_tol <= 1e-7 {
+            let grow = |c: &Certificate| c.mu < 1.0 - 0.1 * opts.gap_tol && c.ascent.ncols() > 0;
+            if settled && grow(&cert) && r < opts.max_rank && viol <= 1e-3 && inner_tol <= 1e-7 {
+                // the new columns are the dense eigensolver's eigenvectors, so a screened solve
+                // takes the same iterates as a dense one
+                let cert = self.confirmed(y.view(), cert)?;
+                if !grow(&cert) {
+                    continue;
+                }
                 // rank too small: add the ascent directions at a small scale, new columns of
                 // norm about sqrt(1e-6 tr K) (the present ones: about sqrt(tr K / r)). Smaller
                 // new columns disturb the converged part less: with 1e-4 (version 5's scale)
@@ -321,9 +346,11 @@ impl<'a> DistanceSdp<'a> {
             }
         }
         let msg = format!("outer iteration limit {} reached; relative gap {:.2e}, residual {:.2e}", opts.max_outer, cert.rel_gap, cert.residual);
-        Ok(self.finish(z, cert, opts.max_outer, inner_total, history, false, msg, checked_gaps))
+        self.finish(z, cert, opts.max_outer, inner_total, history, false, msg, checked_gaps)
     }
 
+    /// The solution from the factor `z` and its certificate, recomputed densely when it was
+    /// screened (the reported bound always comes from the dense eigensolver).
     #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
@@ -335,15 +362,16 @@ impl<'a> DistanceSdp<'a> {
         certified: bool,
         termination: String,
         checked_gaps: Vec<(f64, bool)>,
-    ) -> SdpSolution {
+    ) -> Result<SdpSolution, LinalgError> {
         let mut y = self.lift(z.view());
+        let cert = self.confirmed(y.view(), cert)?;
         if let DistanceConstraint::Inequality = self.constraint {
             let tr: f64 = y.iter().map(|v| v * v).sum();
             if tr > 0.0 {
                 y.mapv_inplace(|v| v * (cert.primal / tr).sqrt());
             }
         }
-        SdpSolution { y, certificate: cert, outer, inner, history, certified, termination, checked_gaps }
+        Ok(SdpSolution { y, certificate: cert, outer, inner, history, certified, termination, checked_gaps })
     }
 }
 

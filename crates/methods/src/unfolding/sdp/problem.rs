@@ -66,15 +66,7 @@ impl<'a> DistanceSdp<'a> {
 
     /// `L_w Q` (N x m) edge by edge, without forming the N x N Laplacian.
     pub(super) fn laplacian_times(&self, w: &[f64], q: ArrayView2<f64>) -> Array2<f64> {
-        let mut lq = Array2::<f64>::zeros(q.raw_dim());
-        for (&(i, j), &we) in self.edges.iter().zip(w) {
-            for k in 0..q.ncols() {
-                let dq = we * (q[[i, k]] - q[[j, k]]);
-                lq[[i, k]] += dq;
-                lq[[j, k]] -= dq;
-            }
-        }
-        lq
+        structdr_linalg::sparse::laplacian_product(self.edges, w, q)
     }
 }
 

@@ -80,3 +80,81 @@ fn inner_lbfgs_solves_the_preconditioner_once_per_step_and_converges() {
     assert!(err <= 1e-8 * scale, "max error {err:.2e} against {scale:.2e}");
     assert!(res.iterations <= 60, "{} iterations", res.iterations);
 }
+
+/// The screening eigensolver's certificate equals the dense one (to the eigensolver's 1e-11
+/// residuals) for non-negative multipliers, falls back to the dense one for negative ones, and
+/// `confirmed` turns a screened certificate into the dense one.
+#[test]
+fn screened_certificates_agree_with_dense_ones() {
+    let (x, edges, d2) = swiss_roll_problem(300, 6, 5);
+    let sdp = DistanceSdp { n: 300, q: None, edges: &edges, d2: &d2, constraint: DistanceConstraint::Inequality };
+    let sym = SymbolicCholesky::analyze(300, &edges, Ordering::Auto).unwrap();
+    let mut y = x.clone();
+    project_out(&mut y, &sdp.centring_vector());
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+    let w: Vec<f64> = edges.iter().map(|_| rng.gen_range(0.0..3.0)).collect();
+    let dense = sdp.certificate(y.view(), &w).unwrap();
+    let screened = sdp.screened_certificate(y.view(), &w, Some(&sym)).unwrap();
+    assert!(dense.exact && !screened.exact);
+    assert!((dense.mu - screened.mu).abs() <= 1e-10 * dense.mu.abs().max(1.0), "mu {} vs {}", dense.mu, screened.mu);
+    assert!((dense.rel_gap - screened.rel_gap).abs() <= 1e-9 * dense.rel_gap.abs().max(1.0));
+    assert_eq!(dense.ascent.ncols(), screened.ascent.ncols());
+    let confirmed = sdp.confirmed(y.view(), screened).unwrap();
+    assert!(confirmed.exact);
+    assert_eq!(confirmed.mu, dense.mu);
+    assert_eq!(confirmed.dual, dense.dual);
+    // a negative multiplier: the screen does not apply, the dense certificate is returned
+    let mut wn = w.clone();
+    wn[0] = -0.5;
+    let fallback = sdp.screened_certificate(y.view(), &wn, Some(&sym)).unwrap();
+    assert!(fallback.exact);
+    assert_eq!(fallback.mu, sdp.certificate(y.view(), &wn).unwrap().mu);
+}
+
+/// A solve with screened checks takes the same iterates as one with dense checks (the same
+/// factor, bit for bit, and the same dense certificate), on problems that grow the rank too.
+#[test]
+fn a_screened_solve_takes_the_dense_solves_iterates() {
+    // a swiss roll from a rank-12 start, and 8-D Gaussian points from a rank-2 start (the
+    // optimum has higher rank: the solve grows the factor from the certificate's eigenvectors)
+    let (roll, roll_edges, roll_d2) = swiss_roll_problem(400, 8, 2);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
+    let cloud = Array2::from_shape_fn((300, 8), |_| rng.gen_range(-1.0..1.0));
+    let knn = structdr_numerics::neighbours::knn::knn(cloud.view(), 6).unwrap();
+    let e = structdr_numerics::neighbours::knn::symmetrised_edges(&knn);
+    let mean = e.iter().map(|e| e.2).sum::<f64>() / e.len() as f64;
+    let (cloud_edges, cloud_d2): (Vec<(usize, usize)>, Vec<f64>) = e.iter().map(|e| ((e.0, e.1), e.2 / mean)).unzip();
+    let cloud = cloud / mean.sqrt();
+    let cases = [
+        ("swiss roll", &roll, &roll_edges, &roll_d2, 12, DistanceConstraint::Inequality),
+        ("swiss roll", &roll, &roll_edges, &roll_d2, 12, DistanceConstraint::Penalty(1.0)),
+        ("8-D cloud", &cloud, &cloud_edges, &cloud_d2, 2, DistanceConstraint::Inequality),
+    ];
+    for (name, x, edges, d2, r0, constraint) in cases {
+        let sdp = DistanceSdp { n: x.nrows(), q: None, edges, d2, constraint };
+        let z0 = crate::unfolding::mvu::start_factor(x.slice(ndarray::s![.., ..r0.min(x.ncols())]), r0, 1.0);
+        let base = SdpOptions { gap_tol: 1e-6, screen: false, ..SdpOptions::default() };
+        let dense = sdp.solve(z0.clone(), &base).unwrap();
+        let screened = sdp.solve(z0, &SdpOptions { screen: true, ..base.clone() }).unwrap();
+        for (which, s) in [("dense", &dense), ("screened", &screened)] {
+            eprintln!(
+                "{name} {constraint:?} {which}: P = {:.10e}, U = {:.10e}, gap {:.2e}, {} outer, {} inner, rank {} (from {r0})",
+                s.certificate.primal,
+                s.certificate.dual,
+                s.certificate.rel_gap,
+                s.outer,
+                s.inner,
+                s.y.ncols()
+            );
+            assert!(s.certified, "{name} {constraint:?} {which}: {}", s.termination);
+            assert!(s.certificate.exact, "{name} {constraint:?} {which}: the reported certificate is dense");
+        }
+        assert_eq!((dense.outer, dense.inner), (screened.outer, screened.inner), "{name} {constraint:?}");
+        assert_eq!(dense.y, screened.y, "{name} {constraint:?}: the factors differ");
+        let (a, b) = (&dense.certificate, &screened.certificate);
+        assert_eq!((a.mu, a.primal, a.dual), (b.mu, b.primal, b.dual), "{name} {constraint:?}");
+        if r0 == 2 {
+            assert!(dense.y.ncols() > 2, "{name}: the test needs a rank growth");
+        }
+    }
+}
