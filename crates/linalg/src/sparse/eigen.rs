@@ -119,10 +119,7 @@ pub fn laplacian_bottom(
         degree[j] += w.abs();
     }
     let off: Vec<f64> = weights.iter().map(|w| -w).collect();
-    let factor = sym.factor(&diag, &off).map_err(|e| match e {
-        super::SparseError::NotPositiveDefinite { pivot, n, .. } => LinalgError::NotPositiveDefinite { minor: pivot + 1, n },
-        other => LinalgError::Shape { what: WHAT, detail: other.to_string() },
-    })?;
+    let factor = sym.factor(&diag, &off).map_err(|e| e.into_linalg(WHAT))?;
     let op = Laplacian { edges, weights, factor };
     let max_degree = degree.iter().fold(0.0f64, |a, &b| a.max(b));
     let test = ResidualTest { scale_offset: shift, floor: 4.0 * f64::EPSILON * max_degree };

@@ -85,6 +85,19 @@ pub enum SparseError {
     NotFinite(String),
 }
 
+impl SparseError {
+    /// The dense kernels' error for this one, for callers that report [`crate::LinalgError`]:
+    /// a failed pivot is the leading minor `pivot + 1`, non-finite input and a bad pattern name
+    /// `what`.
+    pub fn into_linalg(self, what: &'static str) -> crate::LinalgError {
+        match self {
+            SparseError::NotPositiveDefinite { pivot, n, .. } => crate::LinalgError::NotPositiveDefinite { minor: pivot + 1, n },
+            SparseError::NotFinite(_) => crate::LinalgError::NotFinite { what },
+            SparseError::Pattern(detail) => crate::LinalgError::Shape { what, detail },
+        }
+    }
+}
+
 /// Adjacency lists (sorted, duplicate-free) of the undirected graph of `edges`.
 pub(crate) mod blas3;
 mod eigen;

@@ -24,7 +24,7 @@ use super::pair_active::{solve_active, ActiveOptions, PairDual};
 use crate::api::declare::param_choice;
 use crate::api::{check_input, MethodError, Result, StopReason};
 use ndarray::{Array2, ArrayView2};
-use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
+use structdr_linalg::sparse::{Ordering, SymbolicCholesky};
 use structdr_linalg::LinalgError;
 use structdr_numerics::optim::{minimize, BoundedOptions, BoundedResult, Solver};
 
@@ -437,24 +437,15 @@ pub(crate) fn log_det_grad_by_rule(
             diag[j] += b * v;
         }
     });
-    let sym = SymbolicCholesky::analyze(n, &edges, Ordering::ApproximateMinimumDegree).map_err(from_sparse)?;
+    let sym = SymbolicCholesky::analyze(n, &edges, Ordering::ApproximateMinimumDegree).map_err(|e| e.into_linalg("log_det_grad_auto"))?;
     if ratio * (sym.flops() + 4.0 * n as f64 * sym.nnz_l() as f64) >= dense_flops {
         return log_det_grad(n, w, a, b, grad).map(|ld| (ld, Factorisation::Dense));
     }
-    let fac = sym.factor(&diag, &off).map_err(from_sparse)?;
+    let fac = sym.factor(&diag, &off).map_err(|e| e.into_linalg("log_det_grad_auto"))?;
     let mut inverse = vec![0.0; n * n];
     fac.dense_inverse_into(&mut inverse);
     for_each_pair_resistance(&inverse, n, |k, r| grad[k] = b * r);
     Ok((fac.log_det(), Factorisation::Sparse))
-}
-
-/// The dense kernels' error for a sparse factorisation's.
-fn from_sparse(e: SparseError) -> LinalgError {
-    match e {
-        SparseError::NotPositiveDefinite { n, .. } => LinalgError::NotPositiveDefinite { minor: 0, n },
-        SparseError::NotFinite(_) => LinalgError::NotFinite { what: "log_det_grad_auto" },
-        SparseError::Pattern(detail) => LinalgError::Shape { what: "log_det_grad_auto", detail },
-    }
 }
 
 /// `log det Q` and its gradient `grad[k] = d/dw_k log det Q` for `Q = a I + b L(W)` (module doc),

@@ -75,11 +75,7 @@ pub(super) struct MInfo {
 }
 
 fn sparse_err(e: SparseError) -> LinalgError {
-    match e {
-        SparseError::NotPositiveDefinite { pivot, n, .. } => LinalgError::NotPositiveDefinite { minor: pivot + 1, n },
-        SparseError::NotFinite(_) => LinalgError::NotFinite { what: "DDRTree M (sparse)" },
-        SparseError::Pattern(detail) => LinalgError::Shape { what: "DDRTree M (sparse)", detail },
-    }
+    e.into_linalg("DDRTree M (sparse)")
 }
 
 impl MAssembly {
