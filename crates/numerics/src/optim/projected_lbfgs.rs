@@ -149,6 +149,21 @@ struct Work {
     gt: Vec<f64>,
     d: Vec<f64>,
     binding: Vec<bool>,
+    /// `1 / h` for the diagonal Hessian estimate `h` at `x` and at `xt`
+    /// ([`minimize_preconditioned`]); empty without one (then every weight is 1).
+    dinv: Vec<f64>,
+    dinvt: Vec<f64>,
+}
+
+/// Weight `1 / h_i` of the diagonal preconditioner, 1 without one (multiplying by 1 is exact, so
+/// the unpreconditioned iterates keep their bits).
+#[inline]
+fn weight(dinv: &[f64], i: usize) -> f64 {
+    if dinv.is_empty() {
+        1.0
+    } else {
+        dinv[i]
+    }
 }
 
 /// Marks the binding set (step 1) with `eps = EPS_BINDING`, and returns `||x - P(x - g)||_inf`
@@ -189,7 +204,7 @@ fn free_set_products(w: &Work, mem: &Memory) -> Vec<f64> {
     let tri = k * (k + 1) / 2;
     let width = 2 * k + 2 * tri;
     let n = w.x.len();
-    let (g, binding) = (&w.g, &w.binding);
+    let (g, binding, dinv) = (&w.g, &w.binding, &w.dinv);
     chunked_sums(n, width, |r, acc| {
         let idx = free_in_chunk(binding, r.start / CHUNK);
         if idx.is_empty() {
@@ -199,13 +214,15 @@ fn free_set_products(w: &Work, mem: &Memory) -> Vec<f64> {
         let gf = gather(g);
         let sc: Vec<Vec<f64>> = mem.order.iter().map(|&slot| gather(&mem.s[slot])).collect();
         let yc: Vec<Vec<f64>> = mem.order.iter().map(|&slot| gather(&mem.y[slot])).collect();
+        // D^-1 y (the preconditioner's metric; a copy of y without one)
+        let ycw: Vec<Vec<f64>> = mem.order.iter().map(|&slot| idx.iter().map(|&i| mem.y[slot][i] * weight(dinv, i)).collect()).collect();
         let mut t = 0;
         for a in 0..k {
             acc[a] = dot(&sc[a], &gf);
-            acc[k + a] = dot(&yc[a], &gf);
+            acc[k + a] = dot(&ycw[a], &gf);
             for b in a..k {
                 acc[2 * k + t] = dot(&sc[a], &yc[b]);
-                acc[2 * k + tri + t] = dot(&yc[a], &yc[b]);
+                acc[2 * k + tri + t] = dot(&yc[a], &ycw[b]);
                 t += 1;
             }
         }
@@ -253,8 +270,9 @@ fn direction(w: &mut Work, mem: &Memory) -> (f64, bool) {
             q = u.iter().map(|v| -gamma * v).collect();
         }
     }
-    // H g_F = gamma g_F + S p + Y q on F; d_F = -(H g_F), d_B = -gamma g_B
-    let (g, binding) = (&w.g, &w.binding);
+    // H g_F = gamma D^-1 g_F + S p + D^-1 Y q on F; d_F = -(H g_F), d_B = -gamma D^-1 g_B
+    // (D = I without a preconditioner)
+    let (g, binding, dinv) = (&w.g, &w.binding, &w.dinv);
     let slots: Vec<usize> = used.iter().map(|&j| mem.order[j]).collect();
     let parts: Vec<f64> =
         w.d.par_chunks_mut(CHUNK)
@@ -262,13 +280,14 @@ fn direction(w: &mut Work, mem: &Memory) -> (f64, bool) {
             .map(|(c, dc)| {
                 let o = c * CHUNK;
                 for (j, dj) in dc.iter_mut().enumerate() {
-                    *dj = -gamma * g[o + j];
+                    *dj = -gamma * (g[o + j] * weight(dinv, o + j));
                 }
                 let mut gtd = 0.0;
                 for i in free_in_chunk(binding, c) {
-                    let mut h = gamma * g[i];
+                    let wi = weight(dinv, i);
+                    let mut h = gamma * (g[i] * wi);
                     for (jj, &slot) in slots.iter().enumerate() {
-                        h += p[jj] * mem.s[slot][i] + q[jj] * mem.y[slot][i];
+                        h += p[jj] * mem.s[slot][i] + q[jj] * (mem.y[slot][i] * wi);
                     }
                     dc[i - o] = -h;
                     gtd -= g[i] * h;
@@ -320,15 +339,50 @@ pub fn minimize<F>(mut f: F, x0: &[f64], lower: &[f64], upper: &[f64], opts: &Bo
 where
     F: FnMut(&[f64], &mut [f64]) -> f64,
 {
+    run(|x, g, _| f(x, g), false, x0, lower, upper, opts)
+}
+
+/// [`minimize`] with a diagonal preconditioner: `f(x, g, h)` also writes a positive estimate `h`
+/// of the Hessian's diagonal at `x`, and the limited-memory matrix starts from
+/// `H_0 = gamma D^-1`, `D = diag(h)`, in place of `gamma I`, with
+/// `gamma = s^T y / (y^T D^-1 y)` of the newest pair (the Oren-Luenberger scaling in `D`'s
+/// metric; the compact form of Byrd, Nocedal & Schnabel holds for any positive definite `H_0`).
+/// `D` is re-read at every accepted iterate; on a problem whose curvature differs by orders of
+/// magnitude across variables this is what the scalar `gamma` cannot capture. A trial point
+/// whose `h` is not positive and finite counts as outside the domain.
+pub fn minimize_preconditioned<F>(f: F, x0: &[f64], lower: &[f64], upper: &[f64], opts: &BoundedOptions) -> Result<BoundedResult, BoundedError>
+where
+    F: FnMut(&[f64], &mut [f64], &mut [f64]) -> f64,
+{
+    run(f, true, x0, lower, upper, opts)
+}
+
+/// `1 / h` in place, or `false` when some `h_i` is not positive and finite.
+fn invert_diagonal(h: &mut [f64]) -> bool {
+    h.par_iter_mut()
+        .map(|v| {
+            let ok = v.is_finite() && *v > 0.0;
+            *v = 1.0 / *v;
+            ok
+        })
+        .reduce(|| true, |a, b| a && b)
+}
+
+fn run<F>(mut f: F, precondition: bool, x0: &[f64], lower: &[f64], upper: &[f64], opts: &BoundedOptions) -> Result<BoundedResult, BoundedError>
+where
+    F: FnMut(&[f64], &mut [f64], &mut [f64]) -> f64,
+{
     check_problem(x0, lower, upper, opts)?;
     let n = x0.len();
     let x: Vec<f64> = x0.iter().zip(lower.iter().zip(upper)).map(|(&v, (&l, &u))| v.max(l).min(u)).collect();
     let mut g = vec![0.0; n];
-    let f0 = f(&x, &mut g);
-    if !f0.is_finite() || !g.iter().all(|v| v.is_finite()) {
+    let nh = if precondition { n } else { 0 };
+    let mut dinv = vec![0.0; nh];
+    let f0 = f(&x, &mut g, &mut dinv);
+    if !f0.is_finite() || !g.iter().all(|v| v.is_finite()) || !invert_diagonal(&mut dinv) {
         return Err(BoundedError::NonFiniteStart(f0));
     }
-    let mut w = Work { x, g, f: f0, xt: vec![0.0; n], gt: vec![0.0; n], d: vec![0.0; n], binding: vec![false; n] };
+    let mut w = Work { x, g, f: f0, xt: vec![0.0; n], gt: vec![0.0; n], d: vec![0.0; n], binding: vec![false; n], dinv, dinvt: vec![0.0; nh] };
     let mut mem = Memory::new(opts.m, n);
     let mut history = vec![f0];
     let mut evaluations = 1usize;
@@ -374,9 +428,9 @@ where
             if evaluations >= opts.max_eval {
                 break 'outer (false, format!("STOP: {evaluations} evaluations (max_eval)"));
             }
-            let ft = f(&w.xt, &mut w.gt);
+            let ft = f(&w.xt, &mut w.gt, &mut w.dinvt);
             evaluations += 1;
-            let finite = ft.is_finite() && w.gt.par_iter().all(|v| v.is_finite());
+            let finite = ft.is_finite() && w.gt.par_iter().all(|v| v.is_finite()) && invert_diagonal(&mut w.dinvt);
             if finite && ft <= w.f + ARMIJO * slope {
                 accepted = Some(ft);
                 break;
@@ -408,6 +462,7 @@ where
         mem.offer(&w.x, &w.xt, &w.g, &w.gt);
         std::mem::swap(&mut w.x, &mut w.xt);
         std::mem::swap(&mut w.g, &mut w.gt);
+        std::mem::swap(&mut w.dinv, &mut w.dinvt);
         let f_old = w.f;
         w.f = ft;
         iterations += 1;

@@ -46,7 +46,15 @@
 //!   ([`crate::structure::pair_dual::F_NOISE`]) carries it on to the KKT target; version 3 stopped
 //!   when `f` changed by under `1e3 eps_mach`, short of `tol` (satimage's best cell at a relative
 //!   residual of 5e-5 against 1e-7). L-BFGS-B keeps that test (`factr = 1e3`), reported as a
-//!   stall when it ends a run above `tol`.
+//!   stall when it ends a run above `tol`. Since version 5 the projected solver is
+//!   diagonally preconditioned: its limited-memory matrix starts from `gamma D^-1` with
+//!   `D = diag(c_e)`, the curvature of `-f` along each edge with `W` held fixed,
+//!   `c_e = d/2 r_e^2 + gamma^2/4 r_e ||z_i - z_j||^2 + 1/C`, `r_e = tr(Q^-1 A_ij)` (the same
+//!   entries of `Q^-1` the gradient reads, so it costs nothing). The `r_e` of a K-NN graph spread
+//!   over orders of magnitude once `S` is large (C = 1e3), which the scalar scaling cannot follow:
+//!   version 4 left 24 of Table 1's 240 cells at `max_iter = 3000` (coil20, usps; relative
+//!   residuals up to 3.5e-4), and needed 300-1100 iterations on the others; version 5 meets
+//!   `tol` everywhere in tens to about a hundred and fifty.
 //! - `subgradient`: Algorithm 1 literally, projected steps `s <- max(0, s + (1/t) df/ds)` from
 //!   `S = 0`, stopped when `|f_t - f_{t-1}| <= tol max(1, |f_t|)` or after `max_iter` steps. Kept
 //!   for parity: the first step overshoots (the gradient at 0 is `4d - 2 phi`, so every short
@@ -259,7 +267,7 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "Structured projection learning: the dual f(S) = d/2 log det Q - <S, Phi> - ||S||^2/(4C) - gamma^2/8 sum top-d eig(Y^T Q^-1 Y), Q = L_S + (gamma+1)/4 I on the K-NN graph, maximised over S >= 0 (projected L-BFGS by default, or Algorithm 1's subgradient steps); X = (gamma/4) Q^-1 Y W, or KPCA on (4L + I)^-1 when gamma = 0.",
         reference: "Wang, Probabilistic Dimensionality Reduction via Structure Learning (TPAMI 2019), §3.3, Algorithm 1, eqs. (17)-(23)",
-        version: 4,
+        version: 5,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -67,6 +67,9 @@ pub struct SplEval {
     pub objective: f64,
     /// `df/ds_e` for every edge (eq. 20).
     pub grad: Vec<f64>,
+    /// `-d^2 f / ds_e^2` with `W` held fixed: `d/2 r_e^2 + gamma^2/4 r_e ||z_i - z_j||^2 + 1/C`,
+    /// `r_e = tr(Q^-1 A_ij)` (positive; the solver's diagonal preconditioner).
+    pub curvature: Vec<f64>,
     /// `log det Q`.
     pub log_det: f64,
     /// The d largest eigenvalues of `Y^T Q^-1 Y` (empty when `gamma = 0`: not needed).
@@ -177,7 +180,7 @@ impl SplProblem {
         let d = self.dim as f64;
         let g2 = self.gamma * self.gamma / 8.0;
         let inv_c = if self.c.is_infinite() { 0.0 } else { 1.0 / self.c };
-        let grad: Vec<f64> = self
+        let (grad, curvature): (Vec<f64>, Vec<f64>) = self
             .edges
             .iter()
             .enumerate()
@@ -186,11 +189,12 @@ impl SplProblem {
                     Some(z) => z.row(i).iter().zip(z.row(j).iter()).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
                     None => 0.0,
                 };
-                0.5 * d * tr(e, i, j) + g2 * p - inv_c * s[e] - 2.0 * self.phi[e]
+                let r = tr(e, i, j);
+                (0.5 * d * r + g2 * p - inv_c * s[e] - 2.0 * self.phi[e], 0.5 * d * r * r + 2.0 * g2 * r * p + inv_c)
             })
-            .collect();
+            .unzip();
         let objective = 0.5 * d * log_det - self.linear_quadratic(s) - g2 * top.iter().sum::<f64>();
-        SplEval { objective, grad, log_det, top_eigenvalues: top, w, qinv_yw: z }
+        SplEval { objective, grad, curvature, log_det, top_eigenvalues: top, w, qinv_yw: z }
     }
 
     /// `(log det Q, Q^-1)` densely (`dpotrf`, `dpotri`).
@@ -319,25 +323,31 @@ impl SplProblem {
         };
         let opts = BoundedOptions { m: solver_memory(solver), max_iter, max_eval: 20 * max_iter.max(1) + 20, pgtol: tol * pg0, factr, noise };
         let mut failure: Option<MethodError> = None;
-        let r = minimize(
-            solver,
-            |s, g| match self.evaluate(s) {
-                Ok(e) => {
-                    for (gi, ei) in g.iter_mut().zip(&e.grad) {
-                        *gi = -ei;
-                    }
-                    -e.objective
+        let mut eval_into = |s: &[f64], g: &mut [f64], h: &mut [f64]| match self.evaluate(s) {
+            Ok(e) => {
+                for (gi, ei) in g.iter_mut().zip(&e.grad) {
+                    *gi = -ei;
                 }
-                Err(e) => {
-                    failure.get_or_insert(e);
-                    f64::NAN
+                if !h.is_empty() {
+                    h.copy_from_slice(&e.curvature);
                 }
-            },
-            &zero,
-            &lower,
-            &upper,
-            &opts,
-        );
+                -e.objective
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+                f64::NAN
+            }
+        };
+        // The projected solver starts its limited-memory matrix from the inverse of the diagonal
+        // curvature (SplEval::curvature): with C = 1e3 the edges' curvatures d/2 r_e^2 spread over
+        // orders of magnitude, and the scalar scaling left coil20's and usps's cells at
+        // max_iter = 3000 with relative residuals up to 3.5e-4 (version 4); preconditioned, every
+        // Table 1 cell meets tol in tens to about a hundred iterations (docs/parity/spl.md).
+        let r = if solver == Solver::Projected {
+            structdr_numerics::optim::projected_lbfgs::minimize_preconditioned(&mut eval_into, &zero, &lower, &upper, &opts)
+        } else {
+            minimize(solver, |s, g| eval_into(s, g, &mut []), &zero, &lower, &upper, &opts)
+        };
         if let Some(e) = failure {
             return Err(e);
         }

@@ -161,6 +161,45 @@ fn gradient_matches_finite_differences() {
     }
 }
 
+/// The solver's diagonal preconditioner is the curvature of `-f` along each edge: exactly the
+/// second difference of `f` when `gamma = 0` (`d/2 r_e^2 + 1/C`), and a lower bound on it when
+/// `gamma > 0` (with `W` held fixed; the top-d eigenvalue sum is convex, so letting `W` turn only
+/// adds curvature).
+#[test]
+fn curvature_is_the_second_derivative_along_each_edge() {
+    let x = helix(50, 5);
+    let edges = graph(&x, 5);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+    for (gamma, c) in [(0.0, 10.0), (0.0, f64::INFINITY), (1.0, 10.0), (3.0, 1e3)] {
+        let prob = SplProblem::new(x.view(), &edges, 2, gamma, c).unwrap();
+        let s: Vec<f64> = (0..edges.len()).map(|_| rng.gen_range(0.2..2.0)).collect();
+        let ev = prob.evaluate(&s).unwrap();
+        let mut lower_bound_gaps = 0;
+        for e in (0..edges.len()).step_by(5) {
+            let h = 1e-4;
+            let mut sp = s.clone();
+            sp[e] += h;
+            let mut sm = s.clone();
+            sm[e] -= h;
+            // second derivative of -f by central differences of the analytic gradient
+            let fd = -(prob.evaluate(&sp).unwrap().grad[e] - prob.evaluate(&sm).unwrap().grad[e]) / (2.0 * h);
+            let cv = ev.curvature[e];
+            assert!(cv > 0.0, "edge {e}: curvature {cv}");
+            if gamma == 0.0 {
+                assert!((fd - cv).abs() < 1e-6 * cv, "C {c}, edge {e}: fd {fd} vs curvature {cv}");
+            } else {
+                assert!(fd >= cv * (1.0 - 1e-6), "gamma {gamma}, edge {e}: fd {fd} below curvature {cv}");
+                if fd > cv * (1.0 + 1e-3) {
+                    lower_bound_gaps += 1;
+                }
+            }
+        }
+        if gamma > 0.0 {
+            eprintln!("gamma {gamma}: {lower_bound_gaps} edges where turning W adds curvature");
+        }
+    }
+}
+
 #[test]
 fn gamma_zero_is_kpca_on_regularised_laplacian_kernel() {
     let x = helix(60, 7);
