@@ -13,6 +13,7 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     reexec_with_openblas_coretype();
+    keep_freed_memory_for_reuse();
     // clap exits 2 on a usage error, the status of failed cells here: usage errors exit 64
     // (EX_USAGE) instead; `--help` and `--version` print to stdout and exit 0.
     let cli = match Cli::try_parse() {
@@ -34,6 +35,31 @@ fn main() {
     if let Err(e) = dispatch(cli.command) {
         eprintln!("error: {e:#}");
         std::process::exit(exit::exit_code(&e));
+    }
+}
+
+/// Lets glibc's allocator keep freed memory for the next allocation instead of returning it to
+/// the kernel. The solvers allocate and free the same large buffers at every evaluation (a sparse
+/// factor's values and its selected inverse: 30 MB each for SPL on letter with K = 50), and by
+/// default glibc serves such blocks by `mmap` and unmaps them on `free`, so every evaluation
+/// page-faults its buffers in again and the kernel zeroes each page: 23% of that cell's profile
+/// was the kernel, and it ran in 98 s against 75 s with the settings below (10.2M page faults
+/// against 0.35M, bit-identical results; peak memory 672 -> 867 MB). Blocks up to 32 MiB (glibc's
+/// largest `mmap` threshold) come from the heap, freed memory stays there (trim threshold 2 GiB),
+/// and the heap grows in 256 MiB steps. Only the allocator's bookkeeping changes, never a
+/// result. A `GLIBC_TUNABLES` that sets any `glibc.malloc.` tunable is left to rule.
+fn keep_freed_memory_for_reuse() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        if std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc.")) {
+            return;
+        }
+        // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+            libc::mallopt(libc::M_TOP_PAD, 256 << 20);
+        }
     }
 }
 
