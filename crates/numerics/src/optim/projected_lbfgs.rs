@@ -214,8 +214,14 @@ fn free_set_products(w: &Work, mem: &Memory) -> Vec<f64> {
         let gf = gather(g);
         let sc: Vec<Vec<f64>> = mem.order.iter().map(|&slot| gather(&mem.s[slot])).collect();
         let yc: Vec<Vec<f64>> = mem.order.iter().map(|&slot| gather(&mem.y[slot])).collect();
-        // D^-1 y (the preconditioner's metric; a copy of y without one)
-        let ycw: Vec<Vec<f64>> = mem.order.iter().map(|&slot| idx.iter().map(|&i| mem.y[slot][i] * weight(dinv, i)).collect()).collect();
+        // D^-1 y in the preconditioner's metric; y itself without one
+        let ycw_owned: Vec<Vec<f64>>;
+        let ycw: &[Vec<f64>] = if dinv.is_empty() {
+            &yc
+        } else {
+            ycw_owned = yc.iter().map(|col| col.iter().zip(&idx).map(|(v, &i)| v * dinv[i]).collect()).collect();
+            &ycw_owned
+        };
         let mut t = 0;
         for a in 0..k {
             acc[a] = dot(&sc[a], &gf);

@@ -222,14 +222,15 @@ fn iteration_limit_is_reported_and_point_is_accepted() {
 }
 
 /// A coupled convex problem large enough to span several chunks of the projected solver:
-/// `f = 1/2 sum_i c_i (x_i - a_i)^2 + rho/2 (sum_i x_i)^2 + sum_i b_i x_i x_{i+1} / 4` with
-/// `c_i >= 1`, small `b` (strictly convex), on `0 <= x_i <= 2`: many bounds active at both ends.
-fn coupled(n: usize) -> (impl Fn(&[f64], &mut [f64]) -> f64, Vec<f64>, Vec<f64>) {
+/// `f = 1/2 sum_i c_i (x_i - a_i)^2 + rho/2 (sum_i x_i)^2 + sum_i b_i x_i x_{i+1} / 4` with the
+/// given `c_i >= 1`, small `b` (strictly convex), meant for `0 <= x_i <= 2`: many bounds active
+/// at both ends. Also writes the exact Hessian diagonal `c_i + rho` into `h` when it is not empty.
+fn coupled_with(c: Vec<f64>) -> impl Fn(&[f64], &mut [f64], &mut [f64]) -> f64 {
+    let n = c.len();
     let a: Vec<f64> = (0..n).map(|i| 3.0 * ((i as f64 * 0.37).sin())).collect();
-    let c: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
     let b: Vec<f64> = (0..n).map(|i| 0.2 * ((i as f64 * 1.3).cos())).collect();
     let rho = 1.0 / n as f64;
-    let f = move |x: &[f64], g: &mut [f64]| {
+    move |x: &[f64], g: &mut [f64], h: &mut [f64]| {
         let sum: f64 = x.iter().sum();
         let mut fx = 0.5 * rho * sum * sum;
         for i in 0..x.len() {
@@ -241,9 +242,17 @@ fn coupled(n: usize) -> (impl Fn(&[f64], &mut [f64]) -> f64, Vec<f64>, Vec<f64>)
             g[i] += 0.25 * b[i] * x[i + 1];
             g[i + 1] += 0.25 * b[i] * x[i];
         }
+        for (hi, ci) in h.iter_mut().zip(&c) {
+            *hi = ci + rho;
+        }
         fx
-    };
-    (f, vec![0.0; n], vec![2.0; n])
+    }
+}
+
+/// [`coupled_with`] at `c_i = 1 + (i mod 7)`, with its box `[0, 2]^n`.
+fn coupled(n: usize) -> (impl Fn(&[f64], &mut [f64]) -> f64, Vec<f64>, Vec<f64>) {
+    let f = coupled_with((0..n).map(|i| 1.0 + (i % 7) as f64).collect());
+    (move |x: &[f64], g: &mut [f64]| f(x, g, &mut []), vec![0.0; n], vec![2.0; n])
 }
 
 /// Both solvers reach the same KKT point of a strictly convex problem with n spanning several
@@ -347,31 +356,9 @@ fn approximate_wolfe_steps_go_below_the_rounding_of_f() {
     }
 }
 
-/// A strictly convex problem whose curvature spans two orders of magnitude across variables:
-/// `f = sum_i c_i/2 (x_i - a_i)^2 + rho/2 (sum x)^2 + sum_i b_i/4 x_i x_{i+1}` on `[0, 2]^n`,
-/// `c_i = 10^(i mod 3)`; its exact Hessian diagonal is `c_i + rho`.
+/// [`coupled_with`] at `c_i = 10^(i mod 3)`: curvatures spanning two orders of magnitude.
 fn badly_scaled(n: usize) -> impl Fn(&[f64], &mut [f64], &mut [f64]) -> f64 {
-    let a: Vec<f64> = (0..n).map(|i| 3.0 * ((i as f64 * 0.37).sin())).collect();
-    let c: Vec<f64> = (0..n).map(|i| 10f64.powi((i % 3) as i32)).collect();
-    let b: Vec<f64> = (0..n).map(|i| 0.2 * ((i as f64 * 1.3).cos())).collect();
-    let rho = 1.0 / n as f64;
-    move |x: &[f64], g: &mut [f64], h: &mut [f64]| {
-        let sum: f64 = x.iter().sum();
-        let mut fx = 0.5 * rho * sum * sum;
-        for i in 0..x.len() {
-            fx += 0.5 * c[i] * (x[i] - a[i]).powi(2);
-            g[i] = c[i] * (x[i] - a[i]) + rho * sum;
-        }
-        for i in 0..x.len() - 1 {
-            fx += 0.25 * b[i] * x[i] * x[i + 1];
-            g[i] += 0.25 * b[i] * x[i + 1];
-            g[i + 1] += 0.25 * b[i] * x[i];
-        }
-        for (hi, ci) in h.iter_mut().zip(&c) {
-            *hi = ci + rho;
-        }
-        fx
-    }
+    coupled_with((0..n).map(|i| 10f64.powi((i % 3) as i32)).collect())
 }
 
 /// The diagonal preconditioner reaches the same KKT point as the plain solver on a problem whose
