@@ -36,7 +36,7 @@
 //! lambda_v <= 0.5, where most pairs carry weight), plus O(N^2 * iterations) for the perplexity
 //! search and O(sum_c n_c^3) for the embedding.
 
-use super::pair_active::PairDual;
+use super::pair_active::{ActiveShape, PairDual};
 use super::pair_dual::{check_pair_problem, solve_dual, PairSolver, DEFAULT_MAX_ITER, DEFAULT_SOLVER, MAX_ITER_DOC, SOLVER_DOC};
 use super::pair_dual::{edges_above, for_each_pair, log_det_grad, n_pairs};
 use crate::api::declare::{self, declare_params, Declared};
@@ -190,8 +190,11 @@ impl Embedder for Esl {
         let dual = PairDual { n, a: 1.0, b: 4.0, h: 0.5 * obj.m, lin: &lin, upper: self.c };
         // ESL's costs 1 - pbar_ij are nearly uniform at small lambda_v: the projected Newton
         // model fits, so a working set of DENSE_PAIR_FRACTION of the pairs hands over even on a
-        // sparse factor (pair_active::ActiveOptions::hand_over_sparse)
-        let r = solve_dual("esl", self.solver, &dual, self.max_iter, self.tol * pg0, true, |w, g| obj.value_and_gradient(w, g))?;
+        // sparse factor (pair_active::ActiveOptions::hand_over_sparse); the curvature
+        // preconditioner did not help here (pair_active::ActiveOptions::precondition)
+        let r = solve_dual("esl", self.solver, &dual, self.max_iter, self.tol * pg0, ActiveShape { hand_over_sparse: true, precondition: false }, |w, g| {
+            obj.value_and_gradient(w, g)
+        })?;
         drop(lin);
         // the solver returns f and the KKT residual at the accepted point
         let (f_end, pg) = (r.f, r.kkt);

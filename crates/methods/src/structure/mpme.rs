@@ -1,6 +1,8 @@
 //! MPME: maximum posterior manifold embedding (Mao, Wang & Tsang 2017, paper 002 §3.3-3.5).
 //!
-//! 1. `phi_ij = ||y_i - y_j||^2` (002 §3.2: squared Euclidean distances of the input).
+//! 1. `phi_ij = ||y_i - y_j||^2` (002 §3.2: squared Euclidean distances of the input; exactly 0
+//!    for identical rows, which since version 4 are found on the rows themselves, so that `C = inf`
+//!    with duplicates is refused as the unbounded dual it is).
 //! 2. Dual (002 eq. 10): `max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>` over symmetric `W`
 //!    with `0 <= w_ij <= 4C`, `w_ii = 0`, `L = diag(W 1) - W` (`C = inf`: no upper bound). With one
 //!    variable per pair `i < j` (eq. 13's lower-triangle reduction; `<W, Phi> = 2 sum_{i<j} w_ij phi_ij`)
@@ -27,7 +29,10 @@
 //!
 //! Cost: N(N-1)/2 variables (2.0 M at N = 2007). The active-set solver evaluates on the working
 //! set's sparse factor (milliseconds; the optimum keeps 0.1-0.8% of the pairs on the Table 1 sets)
-//! and checks every other pair by block solves. The full-space solvers pay, per evaluation, one
+//! and checks every other pair by block solves; since version 4 its inner solves are
+//! preconditioned by each pair's curvature `(d/2) r_ij^2`
+//! ([`super::pair_active::ActiveOptions::precondition`]: Table 1's converged cells from 375-10,546
+//! inner iterations down to 56-147). The full-space solvers pay, per evaluation, one
 //! Cholesky + one `dpotri` of an N x N matrix (N^3 flops) plus O(N^2) while the iterate is dense;
 //! since version 3, once its non-zero pairs make a sparse factor cheaper (after 20-50 evaluations
 //! from `W = 0` on the Table 1 sets), a sparse Cholesky on them and `Q^-1` by block solves
@@ -36,7 +41,7 @@
 //! doubles (m = 5: ~64 N^2 bytes, 260 MB at N = 2007), the Fortran L-BFGS-B `(2m + 5) N(N-1)/2`
 //! (m = 10: ~100 N^2 bytes). N is capped at [`super::pair_dual::PAIR_MAX_N`].
 
-use super::pair_active::PairDual;
+use super::pair_active::{ActiveShape, PairDual};
 use super::pair_dual::{
     check_pair_problem, edges_above, for_each_pair, log_det_and_grad, log_det_grad_auto, n_pairs, solve_dual, Factorisation, PairSolver, DEFAULT_MAX_ITER,
     DEFAULT_SOLVER, MAX_ITER_DOC, SOLVER_DOC,
@@ -48,6 +53,7 @@ use crate::api::OutputKind;
 use crate::api::{numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array2, ArrayView2, Axis};
 use structdr_linalg::{sq_dists, LinalgError};
+use structdr_numerics::neighbours::distinct_rows;
 
 param_choice! {
     /// How MPME turns the learned `W` into coordinates.
@@ -101,8 +107,10 @@ impl MpmeObjective {
         let mean = x.mean_axis(Axis(0)).expect("n > 0");
         let xc = &x - &mean.view().insert_axis(Axis(0));
         let d2 = sq_dists(xc.view());
+        // identical rows get exactly 0: a GEMM-formed ||a||^2 + ||b||^2 - 2 a.b need not be
+        let (_, group) = distinct_rows(x);
         let mut phi = vec![0.0; n_pairs(n)];
-        for_each_pair(n, |i, j, k| phi[k] = d2[[i, j]].max(0.0));
+        for_each_pair(n, |i, j, k| phi[k] = if group[i] == group[j] { 0.0 } else { d2[[i, j]].max(0.0) });
         MpmeObjective { n, phi, dim: dim as f64, lambda }
     }
 
@@ -157,6 +165,19 @@ impl MpmeObjective {
     }
 }
 
+/// The first pair `(i, j)`, `i < j` (smallest `i`, then `j`), of identical rows of `x`, if any.
+fn first_coincident_pair(x: ArrayView2<f64>) -> Option<(usize, usize)> {
+    let (reps, group) = distinct_rows(x);
+    let mut size = vec![0usize; reps.len()];
+    for &g in &group {
+        size[g] += 1;
+    }
+    // the earliest sample with a copy is its group's smallest index
+    let i = (0..x.nrows()).find(|&i| size[group[i]] > 1)?;
+    let j = (i + 1..x.nrows()).find(|&j| group[j] == group[i])?;
+    Some((i, j))
+}
+
 /// Bottom generalised eigenvectors 2..d+1 of `(L + lambda I) f = mu D_lambda f` (002 eq. 16),
 /// `F^T D_lambda F = I`, signs canonicalised. `qi` is not used; `w` are the pair weights.
 pub fn geig_embedding(n: usize, w: &[f64], lambda: f64, dim: usize) -> Result<Array2<f64>> {
@@ -188,6 +209,17 @@ impl Embedder for Mpme {
         let n = x.nrows();
         let obj = MpmeObjective::from_data(x, self.dim, self.lambda);
         if self.c.is_infinite() {
+            // coincident samples are found on the rows themselves: their phi, formed from a
+            // GEMM, need not be exactly 0 (iris has 4 identical pairs whose phi came out
+            // positive before version 4, and their w_ij grew until the solver's limit)
+            if let Some((i, j)) = first_coincident_pair(x) {
+                return Err(MethodError::Input {
+                    method: "mpme",
+                    reason: format!(
+                        "samples {i} and {j} coincide (identical rows): with C = inf the dual is unbounded (phi_ij = 0, w_ij -> inf); use a finite C or remove duplicates"
+                    ),
+                });
+            }
             if let Some(k) = obj.phi.iter().position(|&p| p == 0.0) {
                 let mut pair = (0, 0);
                 for_each_pair(n, |i, j, kk| {
@@ -209,10 +241,12 @@ impl Embedder for Mpme {
         let lin: Vec<f64> = obj.phi.iter().map(|&p| 0.5 * p).collect();
         let dual = PairDual { n, a: self.lambda, b: 1.0, h: 0.5 * obj.dim, lin: &lin, upper };
         // a sparse optimum far from the projected Newton model: working sets hand over only when
-        // their factor is dense too (pair_active::ActiveOptions::hand_over_sparse). The closure
+        // their factor is dense too (pair_active::ActiveOptions::hand_over_sparse); the inner
+        // solves are preconditioned by each pair's curvature (ActiveOptions::precondition). The closure
         // serves the full-space solvers only (the active-set solver evaluates on its working sets)
         let mut sparse_evaluations = 0usize;
-        let r = solve_dual("mpme", self.solver, &dual, self.max_iter, self.tol * pg0, false, |w, g| {
+        let shape = ActiveShape { hand_over_sparse: false, precondition: true };
+        let r = solve_dual("mpme", self.solver, &dual, self.max_iter, self.tol * pg0, shape, |w, g| {
             let (f, path) = obj.evaluate(w, g)?;
             sparse_evaluations += usize::from(path == Factorisation::Sparse);
             Ok(f)
@@ -279,7 +313,7 @@ pub(crate) fn info() -> MethodInfo {
         name: "mpme",
         summary: "Maximum posterior manifold embedding: max_W (d/2) log det(L + lambda I) - (1/4) <W, Phi>, 0 <= w_ij <= 4C (active-set solver over all N(N-1)/2 pairs, or full-space projected L-BFGS / L-BFGS-B), then KPCA on (L + lambda I)^-1 or the generalised eigenproblem (L + lambda I) F = D_lambda F Lambda.",
         reference: "Mao, Wang & Tsang, A unified probabilistic framework for robust manifold learning and embedding, Mach. Learn. 2017 (eqs. 10-17)",
-        version: 3,
+        version: 4,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
@@ -507,6 +541,26 @@ mod tests {
         let vals = structdr_linalg::eigh(k.view()).unwrap().values;
         let top = vals.iter().filter(|&&v| (v - 1.0).abs() < 1e-9).count();
         assert_eq!(top, c - 1, "{vals:?}");
+    }
+
+    /// Identical rows are found on the rows, not on GEMM-formed distances (which need not come
+    /// out 0: with the default OpenBLAS kernels of an AVX-512 machine this pair's
+    /// `||a||^2 + ||b||^2 - 2 a.b` of the centred data is 1.8e-15): their phi is exactly 0,
+    /// C = inf is refused naming the pair, and a finite C (a bounded dual) fits.
+    #[test]
+    fn identical_rows_have_phi_zero_and_refuse_an_unbounded_dual() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(6);
+        // iris-like: one decimal place, offsets of a few units
+        let mut x = Array2::from_shape_fn((40, 4), |(_, j)| (rng.gen_range(0..30) as f64) / 10.0 + [4.3, 2.0, 1.0, 0.1][j]);
+        let r = x.row(12).to_owned();
+        x.row_mut(20).assign(&r);
+        let obj = MpmeObjective::from_data(x.view(), 2, 1.0);
+        for_each_pair(40, |i, j, k| assert_eq!(obj.phi[k] == 0.0, (i, j) == (12, 20), "pair ({i}, {j}): phi = {:e}", obj.phi[k]));
+        let m = Mpme { dim: 2, lambda: 1.0, c: f64::INFINITY, max_iter: 20_000, tol: 1e-5, embedding: MpmeEmbedding::Kpca, solver: PairSolver::Active };
+        let err = m.fit(x.view(), 0).unwrap_err().to_string();
+        assert!(err.contains("samples 12 and 20 coincide"), "{err}");
+        let f = Mpme { c: 10.0, ..m }.fit(x.view(), 0).unwrap();
+        assert!(f.trace.stop.is_converged(), "{:?}", f.trace.stop);
     }
 
     #[test]

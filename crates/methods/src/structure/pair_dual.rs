@@ -20,7 +20,7 @@
 //! instead when the weights' pattern makes it cheaper: `flops(L) + 4 N nnz(L)` for the factor and
 //! the block solves that give every entry of `Q^-1`.
 
-use super::pair_active::{solve_active, ActiveOptions, PairDual};
+use super::pair_active::{solve_active, ActiveOptions, ActiveShape, PairDual};
 use crate::api::declare::param_choice;
 use crate::api::{check_input, MethodError, Result, StopReason};
 use ndarray::{Array2, ArrayView2};
@@ -175,7 +175,8 @@ impl PairSolution {
 
 /// Solves the pair dual `dual` (the dense `f` evaluates the same objective on the packed pairs)
 /// with `solver` to the absolute KKT target `tol * pg0` within `max_iter` iterations.
-/// `hand_over_sparse` is [`ActiveOptions::hand_over_sparse`] of the active-set solver.
+/// `shape` sets the active-set solver's [`ActiveOptions::hand_over_sparse`] and
+/// [`ActiveOptions::precondition`].
 #[allow(clippy::too_many_arguments)]
 pub fn solve_dual(
     method: &'static str,
@@ -183,7 +184,7 @@ pub fn solve_dual(
     dual: &PairDual,
     max_iter: usize,
     pgtol: f64,
-    hand_over_sparse: bool,
+    shape: ActiveShape,
     f: impl FnMut(&[f64], &mut [f64]) -> std::result::Result<f64, LinalgError>,
 ) -> Result<PairSolution> {
     let from_bounded = |r: BoundedResult, s: Solver, note_prefix: String| PairSolution {
@@ -211,12 +212,15 @@ pub fn solve_dual(
             Ok(from_bounded(r, s, String::new()))
         }
         PairSolver::Active => {
-            let opts = ActiveOptions { hand_over_sparse, ..ActiveOptions::new(pgtol, max_iter) };
+            let opts = ActiveOptions::new(pgtol, max_iter).shaped(shape);
             let a = solve_active(dual, &opts).map_err(|reason| MethodError::Solver { method, reason: format!("active-set solver: {reason}") })?;
             let p = a.profile;
             let mut work = format!(
-                "active set (projected L-BFGS m = {} on working sets, sparse Cholesky + selected inversion, exact check of all pairs): {} inner iterations, {} evaluations, {} checks, working set up to {} pairs, sparse nnz(L) up to {}; {:.2} s analyse, {:.2} s inner, {:.2} s check",
-                opts.memory, a.iterations, a.evaluations, a.checks, a.max_working_set, a.max_nnz_l, p.analyse, p.inner, p.check
+                "active set ({}projected L-BFGS m = {} on working sets, sparse Cholesky + selected inversion, exact check of all pairs): {} inner iterations, {} evaluations, {} checks, working set up to {} pairs, sparse nnz(L) up to {}; {:.2} s analyse, {:.2} s inner, {:.2} s check",
+                if opts.precondition { "diagonally preconditioned " } else { "" },
+                opts.memory,
+                a.iterations,
+                a.evaluations, a.checks, a.max_working_set, a.max_nnz_l, p.analyse, p.inner, p.check
             );
             if a.dense_sets > 0 {
                 work.push_str(&format!("; {} working sets factored densely", a.dense_sets));

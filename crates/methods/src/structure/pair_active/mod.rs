@@ -48,7 +48,7 @@ use super::pair_dual::{n_pairs, pair_index, F_NOISE};
 use super::pair_newton::{projected_gradient_inf, solve_newton, NewtonOptions, NewtonProfile, NEWTON_MEMORY};
 use rayon::prelude::*;
 use structdr_linalg::sparse::{Ordering, SparseError, SymbolicCholesky};
-use structdr_numerics::optim::{minimize, projected_gradient_norm, BoundedOptions, Solver};
+use structdr_numerics::optim::{minimize, projected_gradient_norm, projected_lbfgs, BoundedOptions, Solver};
 
 /// A working set is factored densely when `DENSE_FLOP_RATIO x flops(L) > N^3` (a dense
 /// evaluation is `N^3` flops at the GEMM rate; the supernodal factor and its selected inversion,
@@ -122,13 +122,37 @@ pub struct ActiveOptions {
     /// version 3, docs/parity/esl.md). Off by default: on a sparse optimum far from the model
     /// (MPME's shape) L-BFGS stays faster.
     pub hand_over_sparse: bool,
+    /// Precondition the inner solver with the curvature of `f` along each pair of the working
+    /// set, `h b^2 r_ij^2` (the exact second derivative `d^2 f / dw_ij^2`, since
+    /// `d r_ij / d w_ij = -b r_ij^2`): the limited-memory matrix starts from `gamma D^-1`
+    /// ([`structdr_numerics::optim::projected_lbfgs::minimize_preconditioned`]). On MPME's
+    /// sparse optima `r_ij` spans orders of magnitude (inside well-connected groups it shrinks
+    /// like `1 / w`) and the scalar start of L-BFGS fits one scale: Table 1's MPME cells took
+    /// 375-10,546 inner iterations without it (docs/parity/mpme.md, version 4). Off by default:
+    /// on ESL's cells it did not help (pendigits lambda_v = 0.5: 256 iterations against 237).
+    pub precondition: bool,
 }
 
 impl ActiveOptions {
     /// The defaults for a target `tol_abs` and a cap `max_iter`.
     pub fn new(tol_abs: f64, max_iter: usize) -> ActiveOptions {
-        ActiveOptions { tol_abs, max_iter, per_point: 10, memory: 10, hand_over_sparse: false }
+        ActiveOptions { tol_abs, max_iter, per_point: 10, memory: 10, hand_over_sparse: false, precondition: false }
     }
+
+    /// With the choices a method makes for its problem's shape.
+    pub fn shaped(self, shape: ActiveShape) -> ActiveOptions {
+        ActiveOptions { hand_over_sparse: shape.hand_over_sparse, precondition: shape.precondition, ..self }
+    }
+}
+
+/// The options of [`ActiveOptions`] that follow the shape of a method's optimum, fixed by the
+/// method (MPME: sparse, preconditioned; ESL: many near-uniform pairs, handed over).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ActiveShape {
+    /// [`ActiveOptions::hand_over_sparse`].
+    pub hand_over_sparse: bool,
+    /// [`ActiveOptions::precondition`].
+    pub precondition: bool,
 }
 
 /// Seconds spent in the parts of [`solve_active`].
@@ -222,10 +246,18 @@ impl PairDual<'_> {
     }
 
     /// `f` and `g_S` on the working set: one sparse factorisation and selected inversion, or
-    /// one dense `dpotrf` + `dpotri` (module doc).
-    fn evaluate(&self, ws: &WorkingSet, w: &[f64], g: &mut [f64]) -> Result<f64, String> {
+    /// one dense `dpotrf` + `dpotri` (module doc). With `curvature` (as long as `g`), also
+    /// `d^2 f / dw_ij^2 = h b^2 r_ij^2` per pair ([`ActiveOptions::precondition`]).
+    fn evaluate(&self, ws: &WorkingSet, w: &[f64], g: &mut [f64], mut curvature: Option<&mut [f64]>) -> Result<f64, String> {
         let hb = self.h * self.b;
+        let hbb = hb * self.b;
         let linear: f64 = ws.lin.iter().zip(w).map(|(l, v)| l * v).sum();
+        let mut write = |e: usize, r: f64| {
+            g[e] = ws.lin[e] - hb * r;
+            if let Some(c) = curvature.as_deref_mut() {
+                c[e] = hbb * r * r;
+            }
+        };
         match &ws.factor {
             Factor::Sparse(sym) => {
                 let (diag, off) = self.q_values(&ws.pairs, w);
@@ -234,7 +266,7 @@ impl PairDual<'_> {
                 let zd = si.diagonal();
                 let ze = si.edge_values();
                 for (e, &(i, j)) in ws.pairs.iter().enumerate() {
-                    g[e] = ws.lin[e] - hb * (zd[i] + zd[j] - 2.0 * ze[e]);
+                    write(e, zd[i] + zd[j] - 2.0 * ze[e]);
                 }
                 Ok(-self.h * fac.log_det() + linear)
             }
@@ -242,7 +274,7 @@ impl PairDual<'_> {
                 let (ld, z) = self.dense_inverse(&ws.pairs, w)?;
                 let n = self.n;
                 for (e, &(i, j)) in ws.pairs.iter().enumerate() {
-                    g[e] = ws.lin[e] - hb * (z[i * n + i] + z[j * n + j] - 2.0 * z[i * n + j]);
+                    write(e, z[i * n + i] + z[j * n + j] - 2.0 * z[i * n + j]);
                 }
                 Ok(-self.h * ld + linear)
             }
@@ -543,20 +575,37 @@ pub fn solve_active(p: &PairDual, opts: &ActiveOptions) -> Result<ActiveResult, 
                 factr: 0.0,
                 noise: F_NOISE,
             };
-            let r = minimize(
-                Solver::Projected,
-                |x, g| match p.evaluate(&ws, x, g) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        failure.get_or_insert(e);
-                        f64::NAN
-                    }
-                },
-                &w,
-                &vec![0.0; set.len()],
-                &vec![p.upper; set.len()],
-                &bo,
-            )
+            let (lower, upper) = (vec![0.0; set.len()], vec![p.upper; set.len()]);
+            let r = if opts.precondition {
+                projected_lbfgs::minimize_preconditioned(
+                    |x, g, h| match p.evaluate(&ws, x, g, Some(h)) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            failure.get_or_insert(e);
+                            f64::NAN
+                        }
+                    },
+                    &w,
+                    &lower,
+                    &upper,
+                    &bo,
+                )
+            } else {
+                minimize(
+                    Solver::Projected,
+                    |x, g| match p.evaluate(&ws, x, g, None) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            failure.get_or_insert(e);
+                            f64::NAN
+                        }
+                    },
+                    &w,
+                    &lower,
+                    &upper,
+                    &bo,
+                )
+            }
             .map_err(|e| e.to_string())?;
             if let Some(e) = failure {
                 return Err(e.to_string());
@@ -570,7 +619,7 @@ pub fn solve_active(p: &PairDual, opts: &ActiveOptions) -> Result<ActiveResult, 
             g_set = r.gradient;
             inner_message = r.message;
         } else if !set.is_empty() {
-            f_now = p.evaluate(&ws, &w, &mut g_set)?;
+            f_now = p.evaluate(&ws, &w, &mut g_set, None)?;
             evaluations += 1;
             kkt_inside = projected_gradient_norm(&w, &g_set, &vec![0.0; set.len()], &vec![p.upper; set.len()]);
         }
@@ -648,116 +697,4 @@ pub fn solve_active(p: &PairDual, opts: &ActiveOptions) -> Result<ActiveResult, 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::structure::pair_dual::{log_det_grad, solve_pairs};
-    use rand::{Rng, SeedableRng};
-    use rand_xoshiro::Xoshiro256PlusPlus;
-
-    #[test]
-    fn pair_of_inverts_pair_index() {
-        for n in [2usize, 3, 7, 40] {
-            let mut k = 0;
-            for i in 0..n {
-                for j in (i + 1)..n {
-                    assert_eq!(pair_of(n, k), (i, j), "n = {n}, k = {k}");
-                    k += 1;
-                }
-            }
-        }
-    }
-
-    /// Squared distances of `n` noisy points on two circles (a sparse optimum with two clusters).
-    fn two_circles(n: usize, seed: u64) -> Vec<f64> {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        let pts: Vec<(f64, f64)> = (0..n)
-            .map(|i| {
-                let t = 2.0 * std::f64::consts::PI * i as f64 / (n / 2) as f64;
-                let (cx, r) = if i < n / 2 { (0.0, 1.0) } else { (3.0, 0.6) };
-                (cx + r * t.cos() + 0.05 * rng.gen_range(-1.0..1.0), r * t.sin() + 0.05 * rng.gen_range(-1.0..1.0))
-            })
-            .collect();
-        let mut phi = vec![0.0; n_pairs(n)];
-        crate::structure::pair_dual::for_each_pair(n, |i, j, k| phi[k] = (pts[i].0 - pts[j].0).powi(2) + (pts[i].1 - pts[j].1).powi(2));
-        phi
-    }
-
-    /// `f` and the full KKT residual of packed weights, densely (independent of the solver).
-    fn dense_f_and_kkt(p: &PairDual, w: &[f64]) -> (f64, f64) {
-        let (f, g) = crate::structure::pair_newton::tests::dense_f_g(p, w);
-        (f, projected_gradient_norm(w, &g, &vec![0.0; w.len()], &vec![p.upper; w.len()]))
-    }
-
-    /// MPME-shaped (`a = lambda`, `b = 1`, `l = phi / 2`) and ESL-shaped (`a = 1`, `b = 4`, a
-    /// finite bound reached by some pairs) problems: the active-set optimum has the full-space
-    /// solver's objective to 1e-8 (relative), and its KKT residual over all pairs, recomputed
-    /// densely here, is at most the target.
-    #[test]
-    fn the_active_set_optimum_is_the_full_space_optimum() {
-        let n = 40;
-        let phi = two_circles(n, 1);
-        let mpme_lin: Vec<f64> = phi.iter().map(|v| 0.5 * v).collect();
-        let esl_lin: Vec<f64> = phi.iter().map(|v| 2.0 * 0.9 * (1.0 - (-4.0 * v).exp())).collect();
-        let cases = [
-            PairDual { n, a: 0.5, b: 1.0, h: 1.0, lin: &mpme_lin, upper: f64::INFINITY },
-            PairDual { n, a: 0.5, b: 1.0, h: 1.0, lin: &mpme_lin, upper: 4.0 },
-            PairDual { n, a: 1.0, b: 4.0, h: 0.2, lin: &esl_lin, upper: 0.05 },
-        ];
-        for (c, p) in cases.iter().enumerate() {
-            let tol = 1e-9;
-            let a = solve_active(p, &ActiveOptions::new(tol, 20000)).unwrap();
-            assert!(a.converged, "case {c}: {}", a.message);
-            let w = a.packed(n);
-            let (f, kkt) = dense_f_and_kkt(p, &w);
-            assert!(kkt <= tol, "case {c}: dense KKT residual {kkt:.3e} > {tol:.1e}");
-            assert!((f - a.f).abs() <= 1e-10 * f.abs().max(1.0), "case {c}: f {f} against the solver's {}", a.f);
-            let full = solve_pairs("test", Solver::Projected, n_pairs(n), p.upper, 20000, tol, |w, g| {
-                let ld = log_det_grad(n, w, p.a, p.b, g)?;
-                let mut f = -p.h * ld;
-                for k in 0..w.len() {
-                    g[k] = p.lin[k] - p.h * g[k];
-                    f += p.lin[k] * w[k];
-                }
-                Ok(f)
-            })
-            .unwrap();
-            assert!((full.f - a.f).abs() <= 1e-8 * full.f.abs(), "case {c}: active f = {} full-space f = {}", a.f, full.f);
-            let nnz = w.iter().filter(|&&v| v > 0.0).count();
-            assert!(nnz > 0 && nnz < n_pairs(n) / 4, "case {c}: {nnz} edges: the test wants a sparse optimum");
-            if p.upper.is_finite() && c == 2 {
-                assert!(w.contains(&p.upper), "case {c}: the upper bound is reached");
-            }
-            // f never rises by more than the rounding the line search allows
-            for h in a.history.windows(2) {
-                assert!(h[1] <= h[0] + 2.0 * F_NOISE * h[0].abs(), "case {c}: f rose {} -> {}", h[0], h[1]);
-            }
-        }
-    }
-
-    /// With no pair of negative gradient at `w = 0` the optimum is `w = 0`, found at once.
-    #[test]
-    fn zero_is_optimal_when_no_pair_can_gain_an_edge() {
-        let n = 12;
-        let lin = vec![5.0; n_pairs(n)];
-        let p = PairDual { n, a: 1.0, b: 1.0, h: 1.0, lin: &lin, upper: f64::INFINITY };
-        let a = solve_active(&p, &ActiveOptions::new(1e-8, 100)).unwrap();
-        assert!(a.converged && a.pairs.is_empty() && a.iterations == 0, "{a:?}");
-        assert_eq!(a.f, -(n as f64) * 1.0f64.ln());
-    }
-
-    /// The same weights, bit for bit, on 1 and 3 threads.
-    #[test]
-    fn bit_identical_across_thread_counts() {
-        let n = 60;
-        let phi = two_circles(n, 7);
-        let lin: Vec<f64> = phi.iter().map(|v| 0.5 * v).collect();
-        let p = PairDual { n, a: 0.3, b: 1.0, h: 1.5, lin: &lin, upper: f64::INFINITY };
-        let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| solve_active(&p, &ActiveOptions::new(1e-8, 5000)).unwrap())
-        };
-        let (one, three) = (run(1), run(3));
-        assert_eq!(one.pairs, three.pairs);
-        assert_eq!(one.w.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), three.w.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
-        assert_eq!(one.f.to_bits(), three.f.to_bits());
-    }
-}
+mod tests;
