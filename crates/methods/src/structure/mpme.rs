@@ -31,8 +31,8 @@
 //! set's sparse factor (milliseconds; the optimum keeps 0.1-0.8% of the pairs on the Table 1 sets)
 //! and checks every other pair by block solves; since version 4 its inner solves are
 //! preconditioned by each pair's curvature `(d/2) r_ij^2`
-//! ([`super::pair_active::ActiveOptions::precondition`]: Table 1's converged cells from 375-10,546
-//! inner iterations down to 56-147). The full-space solvers pay, per evaluation, one
+//! ([`super::pair_active::ActiveOptions::precondition`]: Table 1's converged cells from 106-10,546
+//! inner iterations down to 39-147). The full-space solvers pay, per evaluation, one
 //! Cholesky + one `dpotri` of an N x N matrix (N^3 flops) plus O(N^2) while the iterate is dense;
 //! since version 3, once its non-zero pairs make a sparse factor cheaper (after 20-50 evaluations
 //! from `W = 0` on the Table 1 sets), a sparse Cholesky on them and `Q^-1` by block solves

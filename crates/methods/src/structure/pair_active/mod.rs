@@ -128,7 +128,7 @@ pub struct ActiveOptions {
     /// ([`structdr_numerics::optim::projected_lbfgs::minimize_preconditioned`]). On MPME's
     /// sparse optima `r_ij` spans orders of magnitude (inside well-connected groups it shrinks
     /// like `1 / w`) and the scalar start of L-BFGS fits one scale: Table 1's MPME cells took
-    /// 375-10,546 inner iterations without it (docs/parity/mpme.md, version 4). Off by default:
+    /// 106-10,546 inner iterations without it, 39-147 with it (docs/parity/mpme.md, version 4). Off by default:
     /// on ESL's cells it did not help (pendigits lambda_v = 0.5: 256 iterations against 237).
     pub precondition: bool,
 }
