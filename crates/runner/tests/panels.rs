@@ -189,7 +189,7 @@ title = "sweep"
     let scored =
         md.lines().find(|l| l.starts_with("| 0.01 | 1.0000 ± 0.0000 | 1.0000 ± 0.0000 | 2 | ")).unwrap_or_else(|| panic!("the other point is scored: {md}"));
     let nz: usize = scored.split('|').nth(5).unwrap().trim().parse().unwrap();
-    assert!(nz > 0 && nz % 2 == 0, "W of the scored point: {scored}");
+    assert!(nz > 0 && nz.is_multiple_of(2), "W of the scored point: {scored}");
     let files: Vec<String> = std::fs::read_dir(out_dir.join(PANELS_DIR)).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(files.iter().filter(|f| f.ends_with(".degenerate.json")).count(), 1, "{files:?}");
     assert_eq!(files.iter().filter(|f| f.ends_with(".json.gz")).count(), 1, "{files:?}");
