@@ -165,19 +165,6 @@ impl MpmeObjective {
     }
 }
 
-/// The first pair `(i, j)`, `i < j` (smallest `i`, then `j`), of identical rows of `x`, if any.
-fn first_coincident_pair(x: ArrayView2<f64>) -> Option<(usize, usize)> {
-    let (reps, group) = distinct_rows(x);
-    let mut size = vec![0usize; reps.len()];
-    for &g in &group {
-        size[g] += 1;
-    }
-    // the earliest sample with a copy is its group's smallest index
-    let i = (0..x.nrows()).find(|&i| size[group[i]] > 1)?;
-    let j = (i + 1..x.nrows()).find(|&j| group[j] == group[i])?;
-    Some((i, j))
-}
-
 /// Bottom generalised eigenvectors 2..d+1 of `(L + lambda I) f = mu D_lambda f` (002 eq. 16),
 /// `F^T D_lambda F = I`, signs canonicalised. `qi` is not used; `w` are the pair weights.
 pub fn geig_embedding(n: usize, w: &[f64], lambda: f64, dim: usize) -> Result<Array2<f64>> {
@@ -209,17 +196,9 @@ impl Embedder for Mpme {
         let n = x.nrows();
         let obj = MpmeObjective::from_data(x, self.dim, self.lambda);
         if self.c.is_infinite() {
-            // coincident samples are found on the rows themselves: their phi, formed from a
-            // GEMM, need not be exactly 0 (iris has 4 identical pairs whose phi came out
-            // positive before version 4, and their w_ij grew until the solver's limit)
-            if let Some((i, j)) = first_coincident_pair(x) {
-                return Err(MethodError::Input {
-                    method: "mpme",
-                    reason: format!(
-                        "samples {i} and {j} coincide (identical rows): with C = inf the dual is unbounded (phi_ij = 0, w_ij -> inf); use a finite C or remove duplicates"
-                    ),
-                });
-            }
+            // identical rows have phi exactly 0 (MpmeObjective::from_data compares the rows: a
+            // GEMM-formed distance need not come out 0, which let iris's 4 identical pairs through
+            // before version 4)
             if let Some(k) = obj.phi.iter().position(|&p| p == 0.0) {
                 let mut pair = (0, 0);
                 for_each_pair(n, |i, j, kk| {
@@ -230,7 +209,7 @@ impl Embedder for Mpme {
                 return Err(MethodError::Input {
                     method: "mpme",
                     reason: format!(
-                        "samples {} and {} coincide (phi = 0): with C = inf the dual is unbounded (w_ij -> inf); use a finite C or remove duplicates",
+                        "samples {} and {} coincide (identical rows): with C = inf the dual is unbounded (phi_ij = 0, w_ij -> inf); use a finite C or remove duplicates",
                         pair.0, pair.1
                     ),
                 });

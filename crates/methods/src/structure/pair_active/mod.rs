@@ -576,35 +576,18 @@ pub fn solve_active(p: &PairDual, opts: &ActiveOptions) -> Result<ActiveResult, 
                 noise: F_NOISE,
             };
             let (lower, upper) = (vec![0.0; set.len()], vec![p.upper; set.len()]);
+            // an error inside f (a factor that fails) stops the solve and is returned below
+            let mut eval = |x: &[f64], g: &mut [f64], h: Option<&mut [f64]>| match p.evaluate(&ws, x, g, h) {
+                Ok(v) => v,
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    f64::NAN
+                }
+            };
             let r = if opts.precondition {
-                projected_lbfgs::minimize_preconditioned(
-                    |x, g, h| match p.evaluate(&ws, x, g, Some(h)) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            failure.get_or_insert(e);
-                            f64::NAN
-                        }
-                    },
-                    &w,
-                    &lower,
-                    &upper,
-                    &bo,
-                )
+                projected_lbfgs::minimize_preconditioned(|x, g, h| eval(x, g, Some(h)), &w, &lower, &upper, &bo)
             } else {
-                minimize(
-                    Solver::Projected,
-                    |x, g| match p.evaluate(&ws, x, g, None) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            failure.get_or_insert(e);
-                            f64::NAN
-                        }
-                    },
-                    &w,
-                    &lower,
-                    &upper,
-                    &bo,
-                )
+                minimize(Solver::Projected, |x, g| eval(x, g, None), &w, &lower, &upper, &bo)
             }
             .map_err(|e| e.to_string())?;
             if let Some(e) = failure {
