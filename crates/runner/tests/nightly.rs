@@ -215,14 +215,22 @@ fn paired_speed_flags_exactly_the_slowed_method() {
     let d = dir.path();
     // Seven pairs: with three, the interval's lower bound is the smallest ratio, and one pair in
     // which the test binaries running beside this one slowed the baseline hid the slow-down (seen
-    // once in CI); with seven it is the second smallest.
+    // once in CI); with seven it is the second smallest. Seven still failed once beside another
+    // test, so nextest runs this test alone (`threads-required`, .config/nextest.toml).
     let base = paired_setup(d, 7);
     let out = nightly_paired(d, &base, Some("le"));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(3), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    // a failure shows every case's samples, both sides: the ratios the alarm judged, not only the
+    // summary line `--quiet` prints
+    let samples = || {
+        let h = history_lines(d);
+        let last = h.last().cloned().unwrap_or_default();
+        format!("{stdout}\ncandidate samples: {}\nbaseline samples: {}", last["speed"], last["baseline_speed"])
+    };
+    assert_eq!(out.status.code(), Some(3), "{}{}", samples(), String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("speed: paired with unknown (binary"), "{stdout}");
     let flagged: Vec<&str> = stdout.lines().filter(|l| l.contains("REGRESSION")).collect();
-    assert_eq!(flagged.len(), 1, "{stdout}");
+    assert_eq!(flagged.len(), 1, "{}", samples());
     assert!(
         flagged[0].contains("REGRESSION speed x") && flagged[0].contains("/le ") && flagged[0].ends_with(")") && flagged[0].contains(": fit in"),
         "{stdout}"
