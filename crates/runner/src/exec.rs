@@ -28,6 +28,10 @@ pub struct RunOptions {
     pub results_root: PathBuf,
     /// Recompute cells even when a record exists.
     pub force: bool,
+    /// Recompute cells whose record was written before this time (seconds since the Unix epoch,
+    /// [`crate::store::Record::finished_at`]), and use the records written since: a sitting that
+    /// forces several specs sharing one store computes each shared cell once (`--force-before`).
+    pub force_before: Option<u64>,
     /// Recompute cells whose stored record failed.
     pub retry_failed: bool,
     /// Stop after this many newly computed cells (for tests of resumption; None = all).
@@ -55,6 +59,7 @@ impl RunOptions {
         RunOptions {
             results_root: results_root.into(),
             force: false,
+            force_before: None,
             retry_failed: false,
             max_cells: None,
             only_datasets: Vec::new(),
@@ -335,7 +340,13 @@ pub fn run(
             }
             None
         } else {
+            // --force-before: a record older than the sitting is replaced as under --force
+            let stale = |r: &Record| opts.force_before.is_some_and(|t| r.finished_at < t);
             match store.read(&c.hash) {
+                Lookup::Found(r) if stale(&r) => {
+                    replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
+                    None
+                }
                 Lookup::Found(r) => {
                     if r.checksum.is_none() {
                         unverified.insert(c.hash.clone());
@@ -348,7 +359,13 @@ pub fn run(
                 }
                 Lookup::Missing => store
                     .adopt_unversioned(&c.key)
-                    .map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?,
+                    .map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?
+                    .filter(|r| {
+                        if stale(r) {
+                            replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
+                        }
+                        !stale(r)
+                    }),
             }
         };
         let cached = cached.filter(|r| !(opts.retry_failed && r.status == Status::Failed));

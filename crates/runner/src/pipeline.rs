@@ -55,9 +55,11 @@ pub fn run_spec(plan: &Plan, opts: &RunOptions) -> anyhow::Result<RunOutput> {
     let best_cells = if plan.spec.figures.best_embeddings { figures::best_cells(plan, &prepared, &best) } else { Vec::new() };
     let panels = panel_cells(plan, &prepared)?;
     let wanted: Vec<_> = best_cells.iter().chain(panels.iter().flatten()).cloned().collect();
-    // Committed panels first (a fresh clone redraws without refitting), `--force` refits.
+    // Committed panels first (a fresh clone redraws without refitting), `--force` and
+    // `--force-before` refit (a figure spec shares its panels with no other spec).
     let committed = PanelStore::open_in(&out_dir);
-    let fitted = exec::fit_only(&prepared, &wanted, &exec::FitSources { panels: &committed, fits: &fits, refit: opts.force }, opts.quiet);
+    let fitted =
+        exec::fit_only(&prepared, &wanted, &exec::FitSources { panels: &committed, fits: &fits, refit: opts.force || opts.force_before.is_some() }, opts.quiet);
     let mut figures = Vec::new();
     if plan.spec.figures.best_embeddings {
         figures.extend(figures::draw_best_embeddings(plan, &prepared, &best, &metric, &out_dir, &fitted)?);

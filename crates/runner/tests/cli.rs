@@ -186,6 +186,52 @@ fn run_logs_one_line_per_finished_cell_when_stderr_is_not_a_terminal() {
     assert!(again.status.success() && err.contains("2 cached, 0 to run") && !err.lines().any(|l| l.starts_with('[')), "{err}");
 }
 
+/// `--force-before T`: specs sharing a store, forced one after another in one sitting that began at
+/// `T`, compute each shared cell once. Records older than `T` are recomputed, those written since
+/// are used; `--force` recomputes them all again; the two flags exclude each other.
+#[test]
+fn force_before_recomputes_each_shared_cell_once_per_sitting() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().to_str().unwrap();
+    let body = "seed = 3\n[evaluation]\nprotocols = [\"loocv\"]\n\
+                [[dataset]]\nname = \"two_moons\"\nparams = { n = 60 }\n\
+                [[method]]\nname = \"pca\"\ngrid = { dim = [1, 2] }\n";
+    let owner = dir.path().join("owner.toml");
+    std::fs::write(&owner, format!("id = \"owner\"\ntitle = \"owner\"\noutput = \"shared\"\n{body}")).unwrap();
+    // the second spec reads the owner's store: the same two PCA cells, and one LE cell of its own
+    let reader = dir.path().join("reader.toml");
+    std::fs::write(
+        &reader,
+        format!(
+            "id = \"reader\"\ntitle = \"reader\"\noutput = \"shared\"\ntable_path = \"reader\"\n{body}[[method]]\nname = \"le\"\ngrid = {{ dim = 2, k = 5 }}\n"
+        ),
+    )
+    .unwrap();
+    let run = |spec: &Path, extra: &[&str]| {
+        let out = bin().args(["run", spec.to_str().unwrap(), "--results", results, "--quiet"]).args(extra).output().unwrap();
+        ok(out)
+    };
+    assert!(run(&owner, &[]).contains("2 computed, 0 cached"));
+    // the sitting begins on the next second: every record so far is older
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let before = now();
+    while now() == before {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let t = now().to_string();
+    let owner_forced = run(&owner, &["--force-before", &t]);
+    assert!(owner_forced.contains("cells: 2 total, 2 computed, 0 cached"), "{owner_forced}");
+    let reader_forced = run(&reader, &["--force-before", &t]);
+    assert!(reader_forced.contains("cells: 3 total, 1 computed, 2 cached"), "{reader_forced}");
+    // a second pass of the same sitting computes nothing
+    let again = run(&owner, &["--force-before", &t]);
+    assert!(again.contains("cells: 2 total, 0 computed, 2 cached"), "{again}");
+    assert!(run(&reader, &["--force"]).contains("cells: 3 total, 3 computed, 0 cached"));
+    let both = bin().args(["run", owner.to_str().unwrap(), "--results", results, "--force", "--force-before", &t]).output().unwrap();
+    assert_eq!(both.status.code(), Some(64), "{}", String::from_utf8_lossy(&both.stderr));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"), "{}", String::from_utf8_lossy(&both.stderr));
+}
+
 /// `-j` must work whatever the spec: loading a spec can already run parallel code (the teapot
 /// generator ray-traces its frames with rayon), and the worker pool has to be configured before
 /// that (it used to fail with "The global thread pool has already been initialized").

@@ -54,6 +54,7 @@ rows = { PCA = [0.995, 0.5] }
     let opts = RunOptions {
         results_root: results.clone(),
         force: false,
+        force_before: None,
         retry_failed: false,
         max_cells: None,
         only_datasets: vec![],

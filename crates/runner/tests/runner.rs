@@ -50,6 +50,7 @@ fn opts(root: PathBuf) -> RunOptions {
     RunOptions {
         results_root: root,
         force: false,
+        force_before: None,
         retry_failed: false,
         max_cells: None,
         only_datasets: vec![],

@@ -22,6 +22,12 @@ pub struct RunArgs {
     /// Recompute every cell, ignoring the cache.
     #[arg(long)]
     pub force: bool,
+    /// Recompute every cell whose record was written before this time (seconds since the Unix
+    /// epoch, e.g. `$(date +%s)` taken when a sitting began) and use the newer ones: specs that
+    /// share a store (`output = ...`), forced one after another, then compute each shared cell
+    /// once. Figures refit every panel, as under `--force`.
+    #[arg(long, value_name = "UNIX_SECONDS", conflicts_with = "force")]
+    pub force_before: Option<u64>,
     /// Recompute cells whose cached record failed.
     #[arg(long)]
     pub retry_failed: bool,
@@ -71,6 +77,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     let opts = RunOptions {
         results_root: a.results,
         force: a.force,
+        force_before: a.force_before,
         retry_failed: a.retry_failed,
         max_cells: a.max_cells,
         only_datasets: a.only_datasets,

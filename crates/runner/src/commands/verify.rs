@@ -290,6 +290,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     let opts = RunOptions {
         results_root: scratch.path().to_path_buf(),
         force: false,
+        force_before: None,
         retry_failed: false,
         max_cells: None,
         only_datasets: vec![],
