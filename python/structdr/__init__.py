@@ -95,10 +95,21 @@ def load_dataset(name: str, mirror: Optional[str] = None, data_dir: Optional[str
     return _core.load_dataset(name, mirror, data_dir)
 
 
-def run(spec: str, results: str = "results", force: bool = False, quiet: bool = True, datasets: Sequence[str] = (), methods: Sequence[str] = ()):
+def run(
+    spec: str,
+    results: str = "results",
+    force: bool = False,
+    quiet: bool = True,
+    datasets: Sequence[str] = (),
+    methods: Sequence[str] = (),
+    force_before: Optional[int] = None,
+):
     """Run a TOML spec as ``structdr run`` does (same store, cache, records and figures) and
-    return its records: a pandas DataFrame when pandas is installed, else a list of dicts."""
-    records: List[Dict[str, Any]] = _json.loads(_core.run(str(spec), str(results), bool(force), bool(quiet), list(datasets), list(methods)))
+    return its records: a pandas DataFrame when pandas is installed, else a list of dicts.
+    ``force_before`` (seconds since the Unix epoch) is ``--force-before``: records written before
+    it are recomputed, newer ones used (specs sharing a store, forced in one sitting)."""
+    fb = None if force_before is None else int(force_before)
+    records: List[Dict[str, Any]] = _json.loads(_core.run(str(spec), str(results), bool(force), bool(quiet), list(datasets), list(methods), fb))
     try:
         import pandas as pd
     except ImportError:

@@ -13,6 +13,7 @@ import pickle
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -306,6 +307,32 @@ def test_run_a_spec_returns_its_records(tmp_path):
     df = structdr.run(str(spec), results=str(tmp_path / "results"))
     assert isinstance(df, pd.DataFrame) and len(df) == 2
     assert (tmp_path / "results" / "py_tiny" / "records").is_dir()
+
+
+def test_run_force_before_recomputes_only_older_records(tmp_path):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(
+        'id = "py_fb"\ntitle = "tiny"\nseed = 1\n\n[[dataset]]\nname = "two_moons"\nparams = { n = 60 }\n\n'
+        '[[method]]\nname = "pca"\ngrid = { dim = [1, 2] }\n\n[evaluation]\nprotocols = ["loocv"]\n'
+    )
+    results = str(tmp_path / "results")
+
+    def finished(**kw):
+        out = structdr.run(str(spec), results=results, **kw)
+        rows = out.to_dict("records") if hasattr(out, "to_dict") else out
+        return sorted(r["finished_at"] for r in rows)
+
+    first = finished()
+    # the sitting begins on the next second: both records are older
+    start = int(time.time())
+    while int(time.time()) == start:
+        time.sleep(0.02)
+    t = int(time.time())
+    forced = finished(force_before=t)
+    assert len(forced) == 2 and all(f >= t for f in forced) and all(f < t for f in first)
+    assert finished(force_before=t) == forced  # the same sitting: nothing recomputed
+    with pytest.raises(ValueError, match="exclude each other"):
+        structdr.run(str(spec), results=results, force=True, force_before=t)
 
 
 def test_load_dataset_from_the_mirror():

@@ -432,13 +432,36 @@ fn load_dataset(py: Python<'_>, name: &str, mirror: Option<String>, data_dir: Op
 }
 
 /// Runs a spec as `structdr run` does (same store, cache and figures) and returns every cell's
-/// record as a JSON array (cells not computed are left out).
+/// record as a JSON array (cells not computed are left out). `force_before` is `--force-before`:
+/// records written before that time (seconds since the Unix epoch) are recomputed.
 #[pyfunction]
-#[pyo3(signature = (spec, results="results".to_string(), force=false, quiet=true, datasets=Vec::new(), methods=Vec::new()))]
-fn run(py: Python<'_>, spec: String, results: String, force: bool, quiet: bool, datasets: Vec<String>, methods: Vec<String>) -> PyResult<String> {
+#[pyo3(signature = (spec, results="results".to_string(), force=false, quiet=true, datasets=Vec::new(), methods=Vec::new(), force_before=None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    spec: String,
+    results: String,
+    force: bool,
+    quiet: bool,
+    datasets: Vec<String>,
+    methods: Vec<String>,
+    force_before: Option<u64>,
+) -> PyResult<String> {
+    if force && force_before.is_some() {
+        return Err(PyValueError::new_err(
+            "force and force_before exclude each other: force recomputes every cell, force_before those written before its time",
+        ));
+    }
     py.allow_threads(move || {
         let plan = structdr::spec::load(std::path::Path::new(&spec)).map_err(value_error)?;
-        let opts = structdr::exec::RunOptions { force, quiet, only_datasets: datasets, only_methods: methods, ..structdr::exec::RunOptions::quiet(results) };
+        let opts = structdr::exec::RunOptions {
+            force,
+            force_before,
+            quiet,
+            only_datasets: datasets,
+            only_methods: methods,
+            ..structdr::exec::RunOptions::quiet(results)
+        };
         let out = structdr::run_spec(&plan, &opts).map_err(runtime_error)?;
         let records: Vec<Value> = out.results.iter().filter_map(|(_, r)| r.as_ref()).map(|r| serde_json::to_value(r).unwrap_or(Value::Null)).collect();
         Ok(Value::Array(records).to_string())
