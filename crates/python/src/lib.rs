@@ -447,21 +447,21 @@ fn run(
     methods: Vec<String>,
     force_before: Option<u64>,
 ) -> PyResult<String> {
-    if force && force_before.is_some() {
-        return Err(PyValueError::new_err(
-            "force and force_before exclude each other: force recomputes every cell, force_before those written before its time",
-        ));
-    }
+    use structdr::exec::Recompute;
+    let recompute = match (force, force_before) {
+        (true, Some(_)) => {
+            return Err(PyValueError::new_err(
+                "force and force_before exclude each other: force recomputes every cell, force_before those written before its time",
+            ))
+        }
+        (true, None) => Recompute::All,
+        (false, Some(t)) => Recompute::WrittenBefore(t),
+        (false, None) => Recompute::Missing,
+    };
     py.allow_threads(move || {
         let plan = structdr::spec::load(std::path::Path::new(&spec)).map_err(value_error)?;
-        let opts = structdr::exec::RunOptions {
-            force,
-            force_before,
-            quiet,
-            only_datasets: datasets,
-            only_methods: methods,
-            ..structdr::exec::RunOptions::quiet(results)
-        };
+        let opts =
+            structdr::exec::RunOptions { recompute, quiet, only_datasets: datasets, only_methods: methods, ..structdr::exec::RunOptions::quiet(results) };
         let out = structdr::run_spec(&plan, &opts).map_err(runtime_error)?;
         let records: Vec<Value> = out.results.iter().filter_map(|(_, r)| r.as_ref()).map(|r| serde_json::to_value(r).unwrap_or(Value::Null)).collect();
         Ok(Value::Array(records).to_string())

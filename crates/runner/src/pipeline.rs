@@ -58,8 +58,12 @@ pub fn run_spec(plan: &Plan, opts: &RunOptions) -> anyhow::Result<RunOutput> {
     // Committed panels first (a fresh clone redraws without refitting), `--force` and
     // `--force-before` refit (a figure spec shares its panels with no other spec).
     let committed = PanelStore::open_in(&out_dir);
-    let fitted =
-        exec::fit_only(&prepared, &wanted, &exec::FitSources { panels: &committed, fits: &fits, refit: opts.force || opts.force_before.is_some() }, opts.quiet);
+    let fitted = exec::fit_only(
+        &prepared,
+        &wanted,
+        &exec::FitSources { panels: &committed, fits: &fits, refit: opts.recompute != exec::Recompute::Missing },
+        opts.quiet,
+    );
     let mut figures = Vec::new();
     if plan.spec.figures.best_embeddings {
         figures.extend(figures::draw_best_embeddings(plan, &prepared, &best, &metric, &out_dir, &fitted)?);

@@ -98,7 +98,7 @@ fn figures_redraw_from_panels_byte_for_byte_and_force_refits() {
     let graph = |files: &[(PathBuf, Vec<u8>)]| files.iter().find(|(p, _)| p.ends_with("g.svg")).unwrap().1.clone();
     assert_ne!(graph(&drawn(&out_dir)), graph(&fresh), "the changed panel was not drawn");
     // `--force` refits past the panels and puts the fresh fit back: the figure is the fresh one
-    structdr::run_spec(&plan, &RunOptions { force: true, ..opts.clone() }).unwrap();
+    structdr::run_spec(&plan, &RunOptions { recompute: structdr::exec::Recompute::All, ..opts.clone() }).unwrap();
     assert_eq!(graph(&drawn(&out_dir)), graph(&fresh));
     assert_eq!(panels.get(&le).unwrap().0.embedding().unwrap(), f.embedding().unwrap());
     assert_eq!(std::fs::read_dir(out_dir.join(FITS_DIR)).unwrap().count(), 3, "refitted into the cache");

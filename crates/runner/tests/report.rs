@@ -53,8 +53,7 @@ rows = { PCA = [0.995, 0.5] }
     let results = root.join("results");
     let opts = RunOptions {
         results_root: results.clone(),
-        force: false,
-        force_before: None,
+        recompute: structdr::exec::Recompute::Missing,
         retry_failed: false,
         max_cells: None,
         only_datasets: vec![],

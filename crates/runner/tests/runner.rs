@@ -49,8 +49,7 @@ fn plan_in(dir: &Path, text: &str) -> spec::Plan {
 fn opts(root: PathBuf) -> RunOptions {
     RunOptions {
         results_root: root,
-        force: false,
-        force_before: None,
+        recompute: structdr::exec::Recompute::Missing,
         retry_failed: false,
         max_cells: None,
         only_datasets: vec![],
@@ -1278,7 +1277,7 @@ fn force_recomputes_every_stored_cell() {
     assert_eq!(first.summary.computed, first.summary.total);
     let again = structdr::run_spec(&plan, &opts(dir.path().into())).unwrap();
     assert_eq!((again.summary.computed, again.summary.cached), (0, again.summary.total));
-    let forced = structdr::run_spec(&plan, &RunOptions { force: true, ..opts(dir.path().into()) }).unwrap();
+    let forced = structdr::run_spec(&plan, &RunOptions { recompute: structdr::exec::Recompute::All, ..opts(dir.path().into()) }).unwrap();
     assert_eq!((forced.summary.computed, forced.summary.cached), (forced.summary.total, 0));
     // the recomputed values are the stored ones (deterministic), the records are new
     for ((_, a), (_, b)) in first.results.iter().zip(&forced.results) {

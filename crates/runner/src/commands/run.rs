@@ -2,7 +2,7 @@
 //! its outcome printed, a spec validated, a spec's record store pruned.
 
 use crate::cells::Shard;
-use crate::exec::RunOptions;
+use crate::exec::{Recompute, RunOptions};
 use crate::report;
 use crate::spec;
 use crate::store::{Status, Store};
@@ -76,8 +76,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     let shard = a.shard.as_deref().map(Shard::parse).transpose().map_err(|e| anyhow::anyhow!(e))?;
     let opts = RunOptions {
         results_root: a.results,
-        force: a.force,
-        force_before: a.force_before,
+        recompute: match (a.force, a.force_before) {
+            (true, _) => Recompute::All,
+            (false, Some(t)) => Recompute::WrittenBefore(t),
+            (false, None) => Recompute::Missing,
+        },
         retry_failed: a.retry_failed,
         max_cells: a.max_cells,
         only_datasets: a.only_datasets,

@@ -289,8 +289,7 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     let only: BTreeSet<String> = chosen.iter().map(|&k| cells[candidates[k].0].hash.clone()).collect();
     let opts = RunOptions {
         results_root: scratch.path().to_path_buf(),
-        force: false,
-        force_before: None,
+        recompute: crate::exec::Recompute::Missing,
         retry_failed: false,
         max_cells: None,
         only_datasets: vec![],

@@ -24,17 +24,39 @@ use structdr_methods::{Fitted, ParamValue};
 mod figure_fits;
 pub use figure_fits::{fit_only, FitSources, Fits};
 
+/// Which stored records a run recomputes instead of using.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Recompute {
+    /// None: only missing cells are computed (the default).
+    #[default]
+    Missing,
+    /// Every record (`--force`).
+    All,
+    /// The records written before this time (seconds since the Unix epoch,
+    /// [`crate::store::Record::finished_at`]); those written since are used: a sitting that forces
+    /// several specs sharing one store computes each shared cell once (`--force-before`).
+    WrittenBefore(u64),
+}
+
+impl Recompute {
+    /// Whether the stored record `r` is to be recomputed.
+    pub fn replaces(self, r: &Record) -> bool {
+        match self {
+            Recompute::Missing => false,
+            Recompute::All => true,
+            Recompute::WrittenBefore(t) => r.finished_at < t,
+        }
+    }
+}
+
 /// Options of a run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Root of the results tree (default `results`).
     pub results_root: PathBuf,
-    /// Recompute cells even when a record exists.
-    pub force: bool,
-    /// Recompute cells whose record was written before this time (seconds since the Unix epoch,
-    /// [`crate::store::Record::finished_at`]), and use the records written since: a sitting that
-    /// forces several specs sharing one store computes each shared cell once (`--force-before`).
-    pub force_before: Option<u64>,
+    /// Which stored records are recomputed ([`Recompute`]); figures refit every panel unless
+    /// [`Recompute::Missing`].
+    pub recompute: Recompute,
     /// Recompute cells whose stored record failed.
     pub retry_failed: bool,
     /// Stop after this many newly computed cells (for tests of resumption; None = all).
@@ -61,8 +83,7 @@ impl RunOptions {
     pub fn quiet(results_root: impl Into<PathBuf>) -> RunOptions {
         RunOptions {
             results_root: results_root.into(),
-            force: false,
-            force_before: None,
+            recompute: Recompute::Missing,
             retry_failed: false,
             max_cells: None,
             only_datasets: Vec::new(),
@@ -337,21 +358,13 @@ pub fn run(
     let mut unverified = std::collections::HashSet::new();
     // cells are made one at a time: a plan of many cells is never held twice
     for (i, c) in crate::cells::cells_iter(plan, data).enumerate() {
-        let cached = if opts.force {
-            if let Some(r) = store.get(&c.hash) {
-                replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
-            }
-            None
+        let stored = if opts.recompute == Recompute::All {
+            // not read through its checksum: it is replaced whatever it holds
+            store.get(&c.hash)
         } else {
-            // --force-before: a record older than the sitting is replaced as under --force
-            let stale = |r: &Record| opts.force_before.is_some_and(|t| r.finished_at < t);
             match store.read(&c.hash) {
-                Lookup::Found(r) if stale(&r) => {
-                    replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
-                    None
-                }
                 Lookup::Found(r) => {
-                    if r.checksum.is_none() {
+                    if r.checksum.is_none() && !opts.recompute.replaces(&r) {
                         unverified.insert(c.hash.clone());
                     }
                     Some(r)
@@ -362,14 +375,15 @@ pub fn run(
                 }
                 Lookup::Missing => store
                     .adopt_unversioned(&c.key)
-                    .map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?
-                    .filter(|r| {
-                        if stale(r) {
-                            replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
-                        }
-                        !stale(r)
-                    }),
+                    .map_err(|e| anyhow::anyhow!("cannot adopt the unversioned record of {} in {}: {e}", c.hash, store.dir().display()))?,
             }
+        };
+        let cached = match stored {
+            Some(r) if opts.recompute.replaces(&r) => {
+                replaced.insert(c.hash.clone(), (r.finished_at, r.fit_seconds.to_bits()));
+                None
+            }
+            other => other,
         };
         let cached = cached.filter(|r| !(opts.retry_failed && r.status == Status::Failed));
         if cached.is_some() {
