@@ -126,6 +126,11 @@ pub struct SdpSolution {
     /// within the screening eigensolver's accuracy, about 1e-13): a solve that stops uncertified
     /// returns its best iterate, not its last.
     pub checked_gaps: Vec<(f64, bool)>,
+    /// The multipliers `v` of the scaled constraints `g_e / d_e` when the solve stopped (one per
+    /// edge; the dual weights are `v_e / d_e`), for a warm start ([`DistanceSdp::solve_warm`]).
+    pub multipliers: Vec<f64>,
+    /// The augmented Lagrangian's penalty `sigma` when the solve stopped.
+    pub sigma: f64,
 }
 
 impl SdpSolution {
@@ -139,6 +144,21 @@ impl SdpSolution {
 impl<'a> DistanceSdp<'a> {
     /// Solves the SDP from the starting factor `z0` (m x r0, any rank; it is centred first).
     pub fn solve(&self, z0: Array2<f64>, opts: &SdpOptions) -> Result<SdpSolution, LinalgError> {
+        self.solve_warm(z0, None, opts)
+    }
+
+    /// [`DistanceSdp::solve`] from the starting factor `z0` and, with `warm = Some((v, sigma))`,
+    /// the multipliers `v` of the scaled constraints (one per edge, as
+    /// [`SdpSolution::multipliers`] returns them) and the penalty `sigma` to start from (a warm
+    /// start from a neighbouring problem's solution; `None`: `v = 0`, `sigma = 10`).
+    pub fn solve_warm(&self, z0: Array2<f64>, warm: Option<(Vec<f64>, f64)>, opts: &SdpOptions) -> Result<SdpSolution, LinalgError> {
+        let (w, sigma) = warm.unwrap_or_else(|| (vec![0.0; self.edges.len()], 10.0));
+        assert_eq!(w.len(), self.edges.len(), "one multiplier per edge");
+        let (v_end, sigma_end, sol) = self.solve_from(z0, w, sigma, opts)?;
+        Ok(SdpSolution { multipliers: v_end, sigma: sigma_end, ..sol })
+    }
+
+    fn solve_from(&self, z0: Array2<f64>, w0: Vec<f64>, sigma0: f64, opts: &SdpOptions) -> Result<(Vec<f64>, f64, SdpSolution), LinalgError> {
         let m = self.m();
         assert_eq!(z0.nrows(), m, "Z has m rows");
         assert_eq!(self.edges.len(), self.d2.len(), "one length per edge");
@@ -154,8 +174,8 @@ impl<'a> DistanceSdp<'a> {
         let omega: Vec<f64> = self.d2.iter().map(|&d| if penalty { 1.0 } else { 1.0 / d.max(1e-4 * mean_d).max(f64::MIN_POSITIVE) }).collect();
         // relative-form quantities (violations, multipliers) back to the absolute form: times omega_e
         let times_omega = |v: &[f64]| -> Vec<f64> { v.iter().zip(&omega).map(|(a, b)| a * b).collect() };
-        let mut w = vec![0.0; self.edges.len()];
-        let mut sigma = 10.0;
+        let mut w = w0;
+        let mut sigma = sigma0;
         let mut prev_viol = f64::INFINITY;
         let mut inner_tol = 1e-2;
         let mut history = Vec::new();
@@ -248,13 +268,13 @@ impl<'a> DistanceSdp<'a> {
                         "certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations (the constraint violation {viol:.2e} had stopped halving at sigma = {sigma:.0e})",
                         cert.rel_gap, opts.gap_tol
                     );
-                    return self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps);
+                    return Ok((w.clone(), sigma, self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps)?));
                 }
                 let msg = format!(
                     "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; best relative gap {:.2e}",
                     cert.rel_gap
                 );
-                return self.finish(z, cert, outer, inner_total, history, false, msg, checked_gaps);
+                return Ok((w.clone(), sigma, self.finish(z, cert, outer, inner_total, history, false, msg, checked_gaps)?));
             }
             // certify when the violation is small or has fallen 100x since the last look, and at
             // every outer iteration of the `<=` endgame (above; its first check often certifies,
@@ -286,7 +306,7 @@ impl<'a> DistanceSdp<'a> {
             checked_gaps.push((cert.rel_gap, cert_feasible));
             if cert.rel_gap <= opts.gap_tol && cert_feasible {
                 let msg = format!("certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations", cert.rel_gap, opts.gap_tol);
-                return self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps);
+                return Ok((w.clone(), sigma, self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps)?));
             }
             // every certificate is a valid pair of bounds: keep the best one and its factor
             let halved = best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap);
@@ -304,7 +324,7 @@ impl<'a> DistanceSdp<'a> {
                         "stalled: the certified relative gap {:.2e} has not halved in 6 checks (target {:.0e}); constraint residual {:.2e}",
                         b.rel_gap, opts.gap_tol, b.residual
                     );
-                    return self.finish(bz, b, outer, inner_total, history, false, msg, checked_gaps);
+                    return Ok((w.clone(), sigma, self.finish(bz, b, outer, inner_total, history, false, msg, checked_gaps)?));
                 }
             }
             // in the endgame, grow only when the gap has stopped halving at this rank: a growth
@@ -346,7 +366,7 @@ impl<'a> DistanceSdp<'a> {
             }
         }
         let msg = format!("outer iteration limit {} reached; relative gap {:.2e}, residual {:.2e}", opts.max_outer, cert.rel_gap, cert.residual);
-        self.finish(z, cert, opts.max_outer, inner_total, history, false, msg, checked_gaps)
+        Ok((w, sigma, self.finish(z, cert, opts.max_outer, inner_total, history, false, msg, checked_gaps)?))
     }
 
     /// The solution from the factor `z` and its certificate, recomputed densely when it was
@@ -371,7 +391,7 @@ impl<'a> DistanceSdp<'a> {
                 y.mapv_inplace(|v| v * (cert.primal / tr).sqrt());
             }
         }
-        Ok(SdpSolution { y, certificate: cert, outer, inner, history, certified, termination, checked_gaps })
+        Ok(SdpSolution { y, certificate: cert, outer, inner, history, certified, termination, checked_gaps, multipliers: Vec::new(), sigma: f64::NAN })
     }
 }
 
