@@ -83,8 +83,9 @@ fn psd_least_squares_recovers_a_realisable_matrix() {
     let t = quad(&u, &pairs, &p_star);
     let zero = Array2::<f64>::zeros((4, 4));
     // each stage alone (projected gradients; L-BFGS on the factor) and both
-    for (factor_iter, max_iter) in [(0, 20000), (2000, 0), (50, 20000)] {
-        let sol = psd_least_squares("test", u.view(), &pairs, &t, &zero, factor_iter, max_iter, 1e-12).unwrap();
+    // (and the factor stage with its width adapted every 25 iterations, alone and with stage 2)
+    for (factor_iter, max_iter, truncate) in [(0, 20000, 0), (2000, 0, 0), (50, 20000, 0), (2000, 0, 25), (50, 20000, 25)] {
+        let sol = psd_least_squares("test", u.view(), &pairs, &t, &zero, factor_iter, max_iter, 1e-12, truncate).unwrap();
         let err = (&sol.p - &p_star).iter().map(|v| v * v).sum::<f64>().sqrt() / p_star.iter().map(|v| v * v).sum::<f64>().sqrt();
         assert!(
             err < 1e-6,
@@ -107,15 +108,31 @@ fn psd_least_squares_meets_the_kkt_conditions_with_the_cone_active() {
     let t = quad(&u, &pairs, &p_ind);
     let reward = Array2::<f64>::eye(4) * 1e-3;
     let mut objectives = Vec::new();
-    for (factor_iter, max_iter) in [(0, 20000), (2000, 0)] {
-        let sol = psd_least_squares("test", u.view(), &pairs, &t, &reward, factor_iter, max_iter, 1e-11).unwrap();
+    // the last: the factor stage alone with its width adapted every 25 iterations, which must
+    // drop the directions the optimum does not use (`check_kkt`: the cone active) and get within
+    // a few rounding units of the target on its own (no stage 2 steps: L-BFGS stops on the
+    // relative reduction of f at 1e-15 first)
+    for (factor_iter, max_iter, truncate) in [(0, 20000, 0), (2000, 0, 0), (2000, 0, 25)] {
+        let sol = psd_least_squares("test", u.view(), &pairs, &t, &reward, factor_iter, max_iter, 1e-11, truncate).unwrap();
         check_kkt(&u, &pairs, &t, &reward, &sol.p);
+        if truncate > 0 {
+            assert!(
+                sol.kkt_residual <= 1e-10 && sol.iterations == 0,
+                "residual {:.2e} after {} + {} steps",
+                sol.kkt_residual,
+                sol.factor_iterations,
+                sol.iterations
+            );
+            assert!(sol.factor_iterations < 2000, "the adapted factor stage ran to its limit");
+        }
         objectives.push(sol.objective);
     }
-    // the factor stage alone (unconstrained L-BFGS on P = B B^T) and projected gradients alone
-    // reach the same optimum
-    let rel = (objectives[0] - objectives[1]).abs() / objectives[0].abs().max(1e-300);
-    assert!(rel < 1e-8, "objectives {objectives:?} differ by {rel:.3e} (relative)");
+    // the factor stage alone (unconstrained L-BFGS on P = B B^T, full width or adapted) and
+    // projected gradients alone reach the same optimum
+    for k in 1..objectives.len() {
+        let rel = (objectives[0] - objectives[k]).abs() / objectives[0].abs().max(1e-300);
+        assert!(rel < 1e-8, "objectives {objectives:?} differ by {rel:.3e} (relative)");
+    }
 }
 
 /// P >= 0, G = grad f(P) >= 0 and P G = 0, with G computed here, independently of the solver.

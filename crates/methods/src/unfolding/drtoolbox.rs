@@ -50,7 +50,7 @@ use crate::api::OutputKind;
 use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use structdr_linalg::{canonicalize_signs, eigh, Pca as PcaBasis};
-use structdr_numerics::dist::sq_dist_lanes;
+use structdr_numerics::dist::{prefetch_row, sq_dist_lanes, PREFETCH_EDGES_AHEAD};
 use structdr_numerics::graphs::{laplacian, neighbourhood_graph, Disconnected};
 use structdr_numerics::optim::{lbfgs, BoundedOptions};
 use structdr_numerics::spectral::{bottom_nontrivial, lle_coordinates};
@@ -141,6 +141,8 @@ fn adjoint(u: ArrayView2<f64>, pairs: &[(usize, usize)], w: &[f64]) -> Array2<f6
 }
 
 /// Rows `i` and `j` (distinct) of the row-major matrix `a` with `r` columns, both mutable.
+/// Inlined: [`edge_stress_lanes`] calls it once per edge, and a call spills the running sum.
+#[inline(always)]
 fn two_rows_mut(a: &mut [f64], r: usize, i: usize, j: usize) -> (&mut [f64], &mut [f64]) {
     assert_ne!(i, j, "an edge joins two distinct samples");
     let (lo, hi) = (i.min(j), i.max(j));
@@ -178,6 +180,19 @@ fn ls_value_and_gradient(u: ArrayView2<f64>, pairs: &[(usize, usize)], t: &[f64]
 /// restarts (O'Donoghue & Candes 2015), step `1 / Lip`, `Lip = 1.05 * 2 ||A||^2` from 50 power
 /// iterations of `A^T A`, until the KKT residual (see [`PsdLeastSquares`]) is at most `tol` or
 /// after `max_iter` steps. The residual certifies the answer whichever stage produced it.
+///
+/// With `truncate_every = k > 0` stage 1 adapts the factor's width: after `k`, `k`, `2k`, `4k`,
+/// ... L-BFGS iterations (rounds that double once the width has settled a little, since each
+/// round restarts the L-BFGS memory) it computes the KKT residual of `P = B B^T` (returning `P`
+/// when it is at most `tol`) and restarts from the projected-gradient point
+/// `P+ = Proj_PSD(P - grad f(P) / Lip)`,
+/// factored as `B = V_+ Lambda_+^(1/2)` over its positive eigenvalues only (r x p, `p` = the rank
+/// of `P+`). A full-width factor never reaches a rank-deficient optimum: the directions the
+/// optimum does not use keep small positive eigenvalues whose gradient, `2 grad f(P) B`, shrinks
+/// with them, and they set the residual (isolet's LLE basis, r = 601: residual 3e-7 after 2000
+/// iterations on an optimum of rank 38, each iteration two N x r x r products). The projection
+/// drops them, which also makes every later evaluation `r / p` times cheaper. `k = 0`: one
+/// full-width run (`fastmvu`, whose chaotic stress fits start from this stage's bits).
 pub fn psd_least_squares(
     method: &'static str,
     u: ArrayView2<f64>,
@@ -187,6 +202,7 @@ pub fn psd_least_squares(
     factor_iter: usize,
     max_iter: usize,
     tol: f64,
+    truncate_every: usize,
 ) -> Result<PsdLeastSquares> {
     let r = u.ncols();
     assert_eq!(pairs.len(), t.len(), "psd_least_squares: one target per pair");
@@ -212,44 +228,84 @@ pub fn psd_least_squares(
     let s1 = quadratic_forms(u, pairs, &eye);
     let c = (s1.iter().zip(t).map(|(s, t)| s * t).sum::<f64>() / s1.iter().map(|s| s * s).sum::<f64>().max(1e-300)).max(0.0);
     let c = if c > 0.0 { c } else { 1e-6 * t.iter().map(|v| v.abs()).sum::<f64>() / s1.iter().sum::<f64>().max(1e-300) };
-    // stage 1: L-BFGS on the factor, P = B B^T with B r x r. The map covers the cone, and a
-    // stationary B of full rank has grad f(P) B = 0, i.e. grad f(P) = 0 (Burer & Monteiro 2005):
-    // far fewer steps than projected gradients on an ill-conditioned operator
-    // with Z = U B: s_e = ||z_i - z_j||^2, gradient_B = U^T M - 2 W B, where M (N x r) holds the
-    // stress gradient 4 (s_e - t_e)(z_i - z_j) of [`edge_stress`] (two N x r x r products per
+    // stage 1: L-BFGS on the factor, P = B B^T with B r x p (p = r at the start). The map covers
+    // the cone, and a stationary B of full rank has grad f(P) B = 0, i.e. grad f(P) = 0 (Burer &
+    // Monteiro 2005): far fewer steps than projected gradients on an ill-conditioned operator
+    // with Z = U B: s_e = ||z_i - z_j||^2, gradient_B = U^T M - 2 W B, where M (N x p) holds the
+    // stress gradient 4 (s_e - t_e)(z_i - z_j) of [`edge_stress`] (two N x r x p products per
     // evaluation, no r x r x r one)
     let reward_is_zero = reward.iter().all(|&v| v == 0.0);
     let n = u.nrows();
-    let mut m = Array2::<f64>::zeros((n, r));
-    let value_and_factor_gradient = |bv: &[f64], gb: &mut [f64]| -> f64 {
-        let b = ArrayView2::from_shape((r, r), bv).expect("r*r");
-        let z = u.dot(&b);
-        let z = z.as_standard_layout();
-        let zs = z.as_slice().expect("standard layout");
-        let ms = m.as_slice_mut().expect("standard layout");
-        let mut f = edge_stress(zs, r, pairs, t, ms);
-        let mut gbm = u.t().dot(&m);
-        // MVU mode has no reward (W = 0): skip its r x r x r product, a sixth of an evaluation's
-        // flops at r = 601 (isolet); subtracting exact zeros would change no bit of f or the gradient
-        if !reward_is_zero {
-            let wb = reward.dot(&b);
-            f -= (&wb * &b).sum();
-            gbm = gbm - wb * 2.0;
-        }
-        gb.iter_mut().zip(gbm.iter()).for_each(|(o, v)| *o = *v);
-        f
+    let run_factor = |b0: &Array2<f64>, iterations: usize| -> Result<(Array2<f64>, usize)> {
+        let p = b0.ncols();
+        let mut m = Array2::<f64>::zeros((n, p));
+        let value_and_factor_gradient = |bv: &[f64], gb: &mut [f64]| -> f64 {
+            let b = ArrayView2::from_shape((r, p), bv).expect("r*p");
+            let z = u.dot(&b);
+            let z = z.as_standard_layout();
+            let zs = z.as_slice().expect("standard layout");
+            let ms = m.as_slice_mut().expect("standard layout");
+            let mut f = edge_stress(zs, p, pairs, t, ms);
+            let mut gbm = u.t().dot(&m);
+            // MVU mode has no reward (W = 0): skip its r x r x p product, a sixth of an
+            // evaluation's flops at r = p = 601 (isolet); subtracting exact zeros would change no
+            // bit of f or the gradient
+            if !reward_is_zero {
+                let wb = reward.dot(&b);
+                f -= (&wb * &b).sum();
+                gbm = gbm - wb * 2.0;
+            }
+            gb.iter_mut().zip(gbm.iter()).for_each(|(o, v)| *o = *v);
+            f
+        };
+        let x0: Vec<f64> = b0.iter().copied().collect();
+        // unconstrained: the Fortran L-BFGS-B's Cauchy point and subspace bookkeeping over its 2m
+        // stored pairs cost as much as an evaluation at n = r^2 (optim::lbfgs module doc)
+        let opts = BoundedOptions { m: 20, max_iter: iterations, max_eval: iterations + iterations / 4, pgtol: 0.0, factr: 10.0, noise: 0.0 };
+        let res = lbfgs::minimize(value_and_factor_gradient, &x0, &opts).map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
+        Ok((Array2::from_shape_vec((r, p), res.x).expect("r*p"), res.iterations))
     };
-    let b0: Vec<f64> = (&eye * c.sqrt()).iter().copied().collect();
-    // unconstrained: the Fortran L-BFGS-B's Cauchy point and subspace bookkeeping over its 2m
-    // stored pairs cost as much as an evaluation at n = r^2 (optim::lbfgs module doc)
-    let opts = BoundedOptions { m: 20, max_iter: factor_iter, max_eval: factor_iter + factor_iter / 4, pgtol: 0.0, factr: 10.0, noise: 0.0 };
-    let (mut x, factor_iterations) = if factor_iter > 0 {
-        let res = lbfgs::minimize(value_and_factor_gradient, &b0, &opts).map_err(|e| MethodError::Solver { method, reason: e.to_string() })?;
-        let b = Array2::from_shape_vec((r, r), res.x).expect("r*r");
-        (b.dot(&b.t()), res.iterations)
+    let b0 = &eye * c.sqrt();
+    let mut factor_iterations = 0;
+    let mut certified: Option<(f64, f64)> = None;
+    let mut x = if factor_iter == 0 {
+        &eye * c
+    } else if truncate_every == 0 {
+        let (b, its) = run_factor(&b0, factor_iter)?;
+        factor_iterations = its;
+        b.dot(&b.t())
     } else {
-        (&eye * c, 0)
+        let mut b = b0;
+        let mut round_length = truncate_every;
+        loop {
+            let (b_end, its) = run_factor(&b, round_length.min(factor_iter - factor_iterations))?;
+            if factor_iterations > 0 {
+                round_length *= 2;
+            }
+            factor_iterations += its;
+            let p = b_end.dot(&b_end.t());
+            let (f, g) = ls_value_and_gradient(u, pairs, t, reward, &p);
+            let step = &p - &(&g / lip);
+            let e = eigh(((&step + &step.t()) * 0.5).view()).map_err(numerical(method))?;
+            let proj = (&e.vectors * &e.values.mapv(|v| v.max(0.0)).insert_axis(Axis(0))).dot(&e.vectors.t());
+            let num = (&p - &proj).iter().map(|v| v * v).sum::<f64>().sqrt();
+            let res = num / p.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
+            if res <= tol {
+                certified = Some((f, res));
+                break p;
+            }
+            let keep: Vec<usize> = (0..r).filter(|&k| e.values[k] > 0.0).collect();
+            // no positive eigenvalue (P+ = 0), the budget spent, or an L-BFGS run that could not
+            // move: stage 2 goes on from the projected point
+            if keep.is_empty() || its == 0 || factor_iterations >= factor_iter {
+                break proj;
+            }
+            b = Array2::from_shape_fn((r, keep.len()), |(a, k)| e.vectors[[a, keep[k]]] * e.values[keep[k]].sqrt());
+        }
     };
+    if let Some((f, res)) = certified {
+        return Ok(PsdLeastSquares { p: x, objective: f, kkt_residual: res, iterations: 0, factor_iterations });
+    }
     // stage 2: FISTA on P from there until the KKT residual meets tol
     let mut y = x.clone();
     let mut theta = 1.0f64;
@@ -311,7 +367,11 @@ unsafe fn edge_stress_avx2(y: &[f64], q: usize, pairs: &[(usize, usize)], t: &[f
 fn edge_stress_lanes(y: &[f64], q: usize, pairs: &[(usize, usize)], t: &[f64], g: &mut [f64]) -> f64 {
     g.iter_mut().for_each(|v| *v = 0.0);
     let mut f = 0.0;
-    for (&(i, j), &te) in pairs.iter().zip(t) {
+    for (e, (&(i, j), &te)) in pairs.iter().zip(t).enumerate() {
+        if let Some(&(_, jn)) = pairs.get(e + PREFETCH_EDGES_AHEAD) {
+            prefetch_row(y, jn * q, q);
+            prefetch_row(g, jn * q, q);
+        }
         let (yi, yj) = (&y[i * q..(i + 1) * q], &y[j * q..(j + 1) * q]);
         let r = sq_dist_lanes(yi, yj) - te;
         f += r * r;
@@ -345,22 +405,32 @@ fn stress_fit(method: &'static str, y0: &Array2<f64>, pairs: &[(usize, usize)], 
     Ok((y, before, res.f, res.evaluations, res.message))
 }
 
+/// Iteration limit of each stage of the PSD least squares of [`fit_on_basis`].
+const PSD_MAX_ITER: usize = 2000;
+/// KKT tolerance of the PSD least squares of [`fit_on_basis`].
+const PSD_TOL: f64 = 1e-7;
+/// `mvu-drtoolbox`'s factor stage checks, and drops the directions its optimum does not use,
+/// every this many L-BFGS iterations ([`psd_least_squares`]; from version 4).
+const PSD_TRUNCATE_EVERY: usize = 100;
+
 /// The least-squares stage both procedures share: `P` minimising
 /// `sum_e ((u_i - u_j)^T P (u_i - u_j) - t_e)^2 - eta tr(P)` over PSD r x r matrices
-/// ([`psd_least_squares`] to a KKT residual of 1e-7 or 5000 steps), then `Y = U P^{1/2}` rotated
+/// ([`psd_least_squares`] to a KKT residual of 1e-7, at most 2000 steps a stage), then `Y = U P^{1/2}` rotated
 /// onto its principal axes (descending; `cca.m` / `sdecca2.m`'s final `eig(newY * newY')`).
 ///
 /// The solve runs in columns scaled to unit energy on the pairs, `u_c / sqrt(sum_e (u_ic -
 /// u_jc)^2)` (an exact change of variables `P = S Q S` that equalises the operator's scales: the
 /// bottom eigenvectors of a graph operator differ by orders of magnitude in their edge energy),
 /// with the reward `eta tr(P) = tr(eta S^2 Q)`. Returns `Y`, the solve's result (in the scaled
-/// coordinates) and the numerical rank of `P`.
-/// Iteration limit of each stage of the PSD least squares of [`fit_on_basis`].
-const PSD_MAX_ITER: usize = 2000;
-/// KKT tolerance of the PSD least squares of [`fit_on_basis`].
-const PSD_TOL: f64 = 1e-7;
-
-fn fit_on_basis(method: &'static str, basis: ArrayView2<f64>, pairs: &[(usize, usize)], t: &[f64], eta: f64) -> Result<(Array2<f64>, PsdLeastSquares, usize)> {
+/// coordinates) and the numerical rank of `P`. `truncate_every`: [`psd_least_squares`]'s.
+fn fit_on_basis(
+    method: &'static str,
+    basis: ArrayView2<f64>,
+    pairs: &[(usize, usize)],
+    t: &[f64],
+    eta: f64,
+    truncate_every: usize,
+) -> Result<(Array2<f64>, PsdLeastSquares, usize)> {
     let r = basis.ncols();
     let mut energy = vec![0.0f64; r];
     for &(i, j) in pairs {
@@ -376,7 +446,7 @@ fn fit_on_basis(method: &'static str, basis: ArrayView2<f64>, pairs: &[(usize, u
     let scale: Array1<f64> = energy.iter().map(|&e| 1.0 / e.max(1e-12 * e_max).sqrt()).collect();
     let u = &basis * &scale.view().insert_axis(Axis(0));
     let reward = Array2::from_diag(&scale.mapv(|s| eta * s * s));
-    let ls = psd_least_squares(method, u.view(), pairs, t, &reward, PSD_MAX_ITER, PSD_MAX_ITER, PSD_TOL)?;
+    let ls = psd_least_squares(method, u.view(), pairs, t, &reward, PSD_MAX_ITER, PSD_MAX_ITER, PSD_TOL, truncate_every)?;
     let e = eigh(ls.p.view()).map_err(numerical(method))?;
     let top = e.values[e.values.len() - 1].max(1e-300);
     let rank = e.values.iter().filter(|&&v| v > 1e-9 * top).count();
@@ -440,7 +510,9 @@ impl Embedder for FastMvu {
         let (basis, lambdas) = bottom_nontrivial(lap.view(), r, None).map_err(numerics(method))?;
         drop(lap);
         // 3. the SDP (sdecca2), trace reward eta tr(P)
-        let (y, ls, rank) = fit_on_basis(method, basis.view(), &pairs_up, &t_up, SDECCA_ETA)?;
+        // the full-width factor stage (truncate_every = 0): the stress fits that follow are
+        // chaotic, so this stage's bits are part of the method (fastmvu version 4)
+        let (y, ls, rank) = fit_on_basis(method, basis.view(), &pairs_up, &t_up, SDECCA_ETA, 0)?;
         // 4. stress fit in r dimensions
         let (y, s0, s1, ev1, msg1) = stress_fit(method, &y, &pairs, &t, self.max_eval)?;
         // 5. PCA to d, stress fit in d dimensions
@@ -526,7 +598,7 @@ impl Embedder for MvuDrtoolbox {
         //    no trace term
         let pairs: Vec<(usize, usize)> = g.edges.iter().map(|e| (e.0, e.1)).collect();
         let t: Vec<f64> = g.edges.iter().map(|e| e.2).collect();
-        let (y, ls, rank) = fit_on_basis(method, basis.view(), &pairs, &t, 0.0)?;
+        let (y, ls, rank) = fit_on_basis(method, basis.view(), &pairs, &t, 0.0, PSD_TRUNCATE_EVERY)?;
         // 3. the first d principal coordinates
         let mut emb = y.slice(ndarray::s![.., ..self.dim]).to_owned();
         canonicalize_signs(&mut emb);
@@ -567,7 +639,10 @@ pub(crate) fn info_mvu() -> MethodInfo {
         // numerics::optim::lbfgs (m = 20) over edge_stress's loop instead of the Fortran L-BFGS-B
         // without bounds: other iterates, same optimum; isolet k = 30 in 209 s against 312 s
         // (one thread, docs/parity/mvu.md)
-        version: 3,
+        // 4: the factor stage adapts its width every 100, 200, 400, ... iterations (drops the
+        // directions the rank-deficient optimum does not use; psd_least_squares): isolet k = 10
+        // in 44 s against 163 s, the same rank and 1-NN score (docs/parity/mvu.md)
+        version: 4,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,
