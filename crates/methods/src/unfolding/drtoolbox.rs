@@ -641,7 +641,7 @@ pub(crate) fn info_mvu() -> MethodInfo {
         // (one thread, docs/parity/mvu.md)
         // 4: the factor stage adapts its width every 100, 200, 400, ... iterations (drops the
         // directions the rank-deficient optimum does not use; psd_least_squares): isolet k = 10
-        // in 44 s against 163 s, the same rank and 1-NN score (docs/parity/mvu.md)
+        // in 40 s against 158 s, the same rank and 1-NN score (docs/parity/mvu.md)
         version: 4,
         output: OutputKind::Embedding,
         needs_labels: false,
