@@ -49,7 +49,7 @@ use crate::api::info::{choice, dim, disconnected_param, int, MethodInfo};
 use crate::api::OutputKind;
 use crate::api::{check_input, numerical, numerics, Embedder, FitInput, Fitted, Graph, MethodError, Output, ParamMap, Result, Trace};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
-use structdr_linalg::{canonicalize_signs, eigh, Pca as PcaBasis};
+use structdr_linalg::{canonicalize_signs, eigh, Pca as PcaBasis, SymmetricEigen};
 use structdr_numerics::dist::{prefetch_row, sq_dist_lanes, PREFETCH_EDGES_AHEAD};
 use structdr_numerics::graphs::{laplacian, neighbourhood_graph, Disconnected};
 use structdr_numerics::optim::{lbfgs, BoundedOptions};
@@ -155,12 +155,20 @@ fn two_rows_mut(a: &mut [f64], r: usize, i: usize, j: usize) -> (&mut [f64], &mu
     }
 }
 
-/// Euclidean projection onto the PSD cone: `V max(Lambda, 0) V^T`.
-fn project_psd(method: &'static str, a: &Array2<f64>) -> Result<Array2<f64>> {
+/// Euclidean projection onto the PSD cone: `V max(Lambda, 0) V^T`, with the eigendecomposition
+/// `V Lambda V^T` of the symmetric part of `a` it came from.
+fn project_psd(method: &'static str, a: &Array2<f64>) -> Result<(Array2<f64>, SymmetricEigen)> {
     let sym = (a + &a.t()) * 0.5;
     let e = eigh(sym.view()).map_err(numerical(method))?;
     let scaled = &e.vectors * &e.values.mapv(|v| v.max(0.0)).insert_axis(Axis(0));
-    Ok(scaled.dot(&e.vectors.t()))
+    Ok((scaled.dot(&e.vectors.t()), e))
+}
+
+/// The KKT residual of [`PsdLeastSquares`]: `||P - P+||_F / max(||P||_F, 1e-300)`, `P+` the
+/// projected-gradient point of `P`.
+fn kkt_residual(p: &Array2<f64>, p_plus: &Array2<f64>) -> f64 {
+    let num = (p - p_plus).iter().map(|v| v * v).sum::<f64>().sqrt();
+    num / p.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300)
 }
 
 /// `f(P) = sum_e ((u_i - u_j)^T P (u_i - u_j) - t_e)^2 - tr(W P)` and its gradient
@@ -279,17 +287,15 @@ pub fn psd_least_squares(
         let mut round_length = truncate_every;
         loop {
             let (b_end, its) = run_factor(&b, round_length.min(factor_iter - factor_iterations))?;
+            // rounds of k, k, 2k, 4k, ...: the length doubles from the second round on
             if factor_iterations > 0 {
                 round_length *= 2;
             }
             factor_iterations += its;
             let p = b_end.dot(&b_end.t());
             let (f, g) = ls_value_and_gradient(u, pairs, t, reward, &p);
-            let step = &p - &(&g / lip);
-            let e = eigh(((&step + &step.t()) * 0.5).view()).map_err(numerical(method))?;
-            let proj = (&e.vectors * &e.values.mapv(|v| v.max(0.0)).insert_axis(Axis(0))).dot(&e.vectors.t());
-            let num = (&p - &proj).iter().map(|v| v * v).sum::<f64>().sqrt();
-            let res = num / p.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
+            let (proj, e) = project_psd(method, &(&p - &(&g / lip)))?;
+            let res = kkt_residual(&p, &proj);
             if res <= tol {
                 certified = Some((f, res));
                 break p;
@@ -311,16 +317,14 @@ pub fn psd_least_squares(
     let mut theta = 1.0f64;
     let kkt = |p: &Array2<f64>| -> Result<(f64, f64)> {
         let (f, g) = ls_value_and_gradient(u, pairs, t, reward, p);
-        let step = project_psd(method, &(p - &(&g / lip)))?;
-        let num = (p - &step).iter().map(|v| v * v).sum::<f64>().sqrt();
-        let den = p.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-300);
-        Ok((f, num / den))
+        let (step, _) = project_psd(method, &(p - &(&g / lip)))?;
+        Ok((f, kkt_residual(p, &step)))
     };
     let mut iterations = 0;
     let (mut f, mut res) = kkt(&x)?;
     while iterations < max_iter && res > tol {
         let (_, g) = ls_value_and_gradient(u, pairs, t, reward, &y);
-        let x_new = project_psd(method, &(&y - &(&g / lip)))?;
+        let (x_new, _) = project_psd(method, &(&y - &(&g / lip)))?;
         iterations += 1;
         // restart when the momentum points uphill: <y - x_new, x_new - x> > 0
         let uphill = ((&y - &x_new) * (&x_new - &x)).sum() > 0.0;

@@ -152,13 +152,8 @@ impl<'a> DistanceSdp<'a> {
     /// [`SdpSolution::multipliers`] returns them) and the penalty `sigma` to start from (a warm
     /// start from a neighbouring problem's solution; `None`: `v = 0`, `sigma = 10`).
     pub fn solve_warm(&self, z0: Array2<f64>, warm: Option<(Vec<f64>, f64)>, opts: &SdpOptions) -> Result<SdpSolution, LinalgError> {
-        let (w, sigma) = warm.unwrap_or_else(|| (vec![0.0; self.edges.len()], 10.0));
-        assert_eq!(w.len(), self.edges.len(), "one multiplier per edge");
-        let (v_end, sigma_end, sol) = self.solve_from(z0, w, sigma, opts)?;
-        Ok(SdpSolution { multipliers: v_end, sigma: sigma_end, ..sol })
-    }
-
-    fn solve_from(&self, z0: Array2<f64>, w0: Vec<f64>, sigma0: f64, opts: &SdpOptions) -> Result<(Vec<f64>, f64, SdpSolution), LinalgError> {
+        let (w0, sigma0) = warm.unwrap_or_else(|| (vec![0.0; self.edges.len()], 10.0));
+        assert_eq!(w0.len(), self.edges.len(), "one multiplier per edge");
         let m = self.m();
         assert_eq!(z0.nrows(), m, "Z has m rows");
         assert_eq!(self.edges.len(), self.d2.len(), "one length per edge");
@@ -268,13 +263,13 @@ impl<'a> DistanceSdp<'a> {
                         "certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations (the constraint violation {viol:.2e} had stopped halving at sigma = {sigma:.0e})",
                         cert.rel_gap, opts.gap_tol
                     );
-                    return Ok((w.clone(), sigma, self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps)?));
+                    return self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps, &w, sigma);
                 }
                 let msg = format!(
                     "stalled: the constraint violation {viol:.2e} has not halved in 8 outer iterations at sigma = {sigma:.0e}; best relative gap {:.2e}",
                     cert.rel_gap
                 );
-                return Ok((w.clone(), sigma, self.finish(z, cert, outer, inner_total, history, false, msg, checked_gaps)?));
+                return self.finish(z, cert, outer, inner_total, history, false, msg, checked_gaps, &w, sigma);
             }
             // certify when the violation is small or has fallen 100x since the last look, and at
             // every outer iteration of the `<=` endgame (above; its first check often certifies,
@@ -306,7 +301,7 @@ impl<'a> DistanceSdp<'a> {
             checked_gaps.push((cert.rel_gap, cert_feasible));
             if cert.rel_gap <= opts.gap_tol && cert_feasible {
                 let msg = format!("certified: relative duality gap {:.2e} <= {:.0e} after {outer} outer iterations", cert.rel_gap, opts.gap_tol);
-                return Ok((w.clone(), sigma, self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps)?));
+                return self.finish(z, cert, outer, inner_total, history, true, msg, checked_gaps, &w, sigma);
             }
             // every certificate is a valid pair of bounds: keep the best one and its factor
             let halved = best.as_ref().is_none_or(|(b, _)| cert.rel_gap < 0.5 * b.rel_gap);
@@ -324,7 +319,7 @@ impl<'a> DistanceSdp<'a> {
                         "stalled: the certified relative gap {:.2e} has not halved in 6 checks (target {:.0e}); constraint residual {:.2e}",
                         b.rel_gap, opts.gap_tol, b.residual
                     );
-                    return Ok((w.clone(), sigma, self.finish(bz, b, outer, inner_total, history, false, msg, checked_gaps)?));
+                    return self.finish(bz, b, outer, inner_total, history, false, msg, checked_gaps, &w, sigma);
                 }
             }
             // in the endgame, grow only when the gap has stopped halving at this rank: a growth
@@ -366,7 +361,7 @@ impl<'a> DistanceSdp<'a> {
             }
         }
         let msg = format!("outer iteration limit {} reached; relative gap {:.2e}, residual {:.2e}", opts.max_outer, cert.rel_gap, cert.residual);
-        Ok((w, sigma, self.finish(z, cert, opts.max_outer, inner_total, history, false, msg, checked_gaps)?))
+        self.finish(z, cert, opts.max_outer, inner_total, history, false, msg, checked_gaps, &w, sigma)
     }
 
     /// The solution from the factor `z` and its certificate, recomputed densely when it was
@@ -382,6 +377,8 @@ impl<'a> DistanceSdp<'a> {
         certified: bool,
         termination: String,
         checked_gaps: Vec<(f64, bool)>,
+        multipliers: &[f64],
+        sigma: f64,
     ) -> Result<SdpSolution, LinalgError> {
         let mut y = self.lift(z.view());
         let cert = self.confirmed(y.view(), cert)?;
@@ -391,7 +388,7 @@ impl<'a> DistanceSdp<'a> {
                 y.mapv_inplace(|v| v * (cert.primal / tr).sqrt());
             }
         }
-        Ok(SdpSolution { y, certificate: cert, outer, inner, history, certified, termination, checked_gaps, multipliers: Vec::new(), sigma: f64::NAN })
+        Ok(SdpSolution { y, certificate: cert, outer, inner, history, certified, termination, checked_gaps, multipliers: multipliers.to_vec(), sigma })
     }
 }
 
