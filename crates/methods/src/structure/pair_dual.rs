@@ -228,8 +228,8 @@ pub fn solve_dual(
             if a.newton_evaluations > 0 {
                 let nw = p.newton;
                 work.push_str(&format!(
-                    "; handed over to projected Newton over all pairs: {} iterations, {} factorisations ({:.2} s factor, {:.2} s inverse and gradient, {:.2} s model)",
-                    a.newton_iterations, a.newton_evaluations, nw.factor, nw.inverse, nw.model
+                    "; handed over to projected Newton over all pairs: {} iterations, {} factorisations ({:.2} s factor, {:.2} s inverse and gradient, {:.2} s model: {} conjugate-gradient iterations, {} dense fallbacks)",
+                    a.newton_iterations, a.newton_evaluations, nw.factor, nw.inverse, nw.model, nw.model_cg_iterations, nw.model_dense_fallbacks
                 ));
             }
             drop(f);
@@ -365,12 +365,15 @@ fn log_det_grad_upper(n: usize, w: &[f64], a: f64, b: f64, grad: &mut [f64]) -> 
 /// `r_k = (Q^-1)_ii + (Q^-1)_jj - 2 (Q^-1)_ij`, read from the row-major upper triangle of `qs`
 /// that `dpotri` left (column-major lower = row-major upper: `qs[i * n + j]`, `j >= i`).
 pub(crate) fn for_each_pair_resistance(qs: &[f64], n: usize, mut f: impl FnMut(usize, f64)) {
+    // the diagonal gathered once: read in place it is a strided load (one cache line per j) in
+    // every row
+    let diag: Vec<f64> = (0..n).map(|i| qs[i * n + i]).collect();
     let mut k = 0;
     for i in 0..n {
         let row = &qs[i * n..(i + 1) * n];
-        let qii = row[i];
+        let qii = diag[i];
         for j in (i + 1)..n {
-            f(k, qii + qs[j * n + j] - 2.0 * row[j]);
+            f(k, qii + diag[j] - 2.0 * row[j]);
             k += 1;
         }
     }

@@ -23,8 +23,14 @@
 //!
 //! `M^-1 g = (v - D^-1 E^T K^-1 E v) / (h b^2)`,  `v = D^-1 g`,  `K = S^-1 + E D^-1 E^T`,
 //!
-//! an N x N SPD system (one dense Cholesky, N^3/3 flops: a third of an evaluation) instead of a
-//! P x P one. `K` is factored in the scaled form `diag(s) K diag(s)` (unit diagonal part).
+//! an N x N SPD system instead of a P x P one. It is solved in the scaled form
+//! `Kt = diag(s) K diag(s)` (a unit diagonal plus `s_i sum_j 1 / (2 s_j)` over row i's free pairs,
+//! and 1/2 per free pair off the diagonal), which is well conditioned: Jacobi-preconditioned
+//! conjugate gradients reach a relative residual of 1e-12 in 2-17 iterations on Table 1's ESL
+//! cells, each a pass over the shorter of the free and the held pairs' lists (at most P / 2
+//! entries), where a dense Cholesky cost N^3/3 flops, a third of an evaluation (ESL version 4; a
+//! solve that does not converge in 200 iterations falls back to that Cholesky, and the notes count
+//! both).
 //!
 //! **The iteration** (Bertsekas 1982, projected Newton): the free pairs are those not held at a
 //! bound by their gradient (`w = 0, g > 0` or `w = u, g < 0`); the direction is `-M_F^-1 g_F` on
@@ -44,9 +50,12 @@
 
 use super::pair_active::PairDual;
 use super::pair_dual::{fill_laplacian_upper, for_each_pair_resistance, n_pairs};
-use ndarray::Array2;
-use structdr_linalg::{inverse_from_factor_upper, log_det_factor_upper, SpdFactor};
-use structdr_numerics::optim::BoundedResult;
+use model::Model;
+use structdr_linalg::{inverse_from_factor_upper, log_det_factor_upper};
+use structdr_numerics::optim::{dot, BoundedResult};
+
+mod model;
+pub use model::{MODEL_CG_MAX_ITER, MODEL_CG_TOL};
 
 /// Limited-memory corrections kept on top of the model: with 5, ESL-shaped test problems take
 /// 12 to 34 iterations where the model alone takes 28 to 100.
@@ -81,8 +90,12 @@ pub struct NewtonProfile {
     pub factor: f64,
     /// `dpotri` at accepted points and the gradient.
     pub inverse: f64,
-    /// The model: `K`'s assembly, factor and solve, the direction.
+    /// The model: `Kt`'s assembly and solves, the direction.
     pub model: f64,
+    /// Conjugate-gradient iterations of the model's solves, summed.
+    pub model_cg_iterations: usize,
+    /// Model solves that fell back to a dense Cholesky of `Kt`.
+    pub model_dense_fallbacks: usize,
 }
 
 /// `||P[w - g] - w||_inf` for the box `[0, upper]` (optim's projected-gradient norm, without
@@ -96,7 +109,7 @@ impl PairDual<'_> {
     fn factor_value(&self, w: &[f64], qs: &mut [f64]) -> Result<f64, String> {
         fill_laplacian_upper(qs, self.n, w, self.a, self.b);
         let ld = log_det_factor_upper(qs, self.n).map_err(|e| e.to_string())?;
-        let linear: f64 = self.lin.iter().zip(w).map(|(l, v)| l * v).sum();
+        let linear = dot(&self.lin, w);
         Ok(-self.h * ld + linear)
     }
 
@@ -123,98 +136,33 @@ impl PairDual<'_> {
         let upper = self.upper;
         w.iter().zip(g).map(|(&wk, &gk)| !((wk <= 0.0 && gk > 0.0) || (wk >= upper && gk < 0.0))).collect()
     }
-
-    /// The model `M_F` on the free pairs `free` at `s` (module doc): `K` assembled in scaled
-    /// form and factored. `None` when no pair is free.
-    fn model(&self, free: &[bool], s: &[f64]) -> Result<Option<Model>, String> {
-        let n = self.n;
-        // scaled K: unit diagonal + sum over free pairs of (s_i / 2 s_j) e_i e_i^T + 1/2 (e_i e_j^T
-        // + e_j e_i^T) + (s_j / 2 s_i) e_j e_j^T
-        let mut kt = Array2::<f64>::eye(n);
-        let mut any = false;
-        let half_inv: Vec<f64> = s.iter().map(|v| 0.5 / v).collect();
-        {
-            // row i's diagonal gathers s_i sum_j 1 / (2 s_j) over its free pairs
-            let mut row_sum = vec![0.0f64; n];
-            let ks = kt.as_slice_mut().expect("standard layout");
-            let mut k = 0;
-            for i in 0..n {
-                let mut acc = 0.0;
-                for j in (i + 1)..n {
-                    if free[k] {
-                        acc += half_inv[j];
-                        row_sum[j] += half_inv[i];
-                        ks[i * n + j] = 0.5;
-                        ks[j * n + i] = 0.5;
-                    }
-                    k += 1;
-                }
-                row_sum[i] += acc;
-                any |= acc > 0.0;
-            }
-            for i in 0..n {
-                ks[i * n + i] += s[i] * row_sum[i];
-            }
-        }
-        if !any {
-            return Ok(None);
-        }
-        let factor = SpdFactor::new(kt, "projected Newton model K").map_err(|e| e.to_string())?;
-        Ok(Some(Model { factor, s: s.to_vec(), scale: 1.0 / (self.h * self.b * self.b) }))
-    }
 }
 
-/// The factored model `M_F = h b^2 (D + E^T S E)` of one iteration (module doc).
-struct Model {
-    factor: SpdFactor,
-    s: Vec<f64>,
-    /// `1 / (h b^2)`.
-    scale: f64,
-}
-
-impl Model {
-    /// `out = M_F^-1 rhs` on the free pairs (0 elsewhere):
-    /// `(v - D^-1 E^T K^-1 E v) / (h b^2)`, `v = D^-1 rhs`, `K^-1 = diag(s) Kt^-1 diag(s)`.
-    fn apply(&self, free: &[bool], rhs: &[f64], out: &mut [f64]) {
-        let s = &self.s;
-        let n = s.len();
-        let half_inv: Vec<f64> = s.iter().map(|v| 0.5 / v).collect();
-        let inv: Vec<f64> = s.iter().map(|v| 1.0 / v).collect();
-        let mut yv = vec![0.0f64; n];
-        let mut k = 0;
-        for i in 0..n {
-            let mut acc = 0.0;
-            for j in (i + 1)..n {
-                if free[k] {
-                    // v = rhs / (2 s_i s_j)
-                    let v = rhs[k] * half_inv[i] * inv[j];
-                    acc += v;
-                    yv[j] += v;
-                }
-                k += 1;
-            }
-            yv[i] += acc;
-        }
-        let mut y = Array2::<f64>::zeros((1, n));
-        for i in 0..n {
-            y[[0, i]] = s[i] * yv[i];
-        }
-        self.factor.solve_t(&mut y);
-        let z: Vec<f64> = (0..n).map(|i| s[i] * y[[0, i]]).collect();
-        let mut k = 0;
-        for i in 0..n {
-            let ci = self.scale * half_inv[i];
-            for j in (i + 1)..n {
-                out[k] = if free[k] { ci * inv[j] * (rhs[k] - (z[i] + z[j])) } else { 0.0 };
-                k += 1;
-            }
-        }
-    }
-}
-
-/// `sum_k [free_k] a_k b_k`, in index order.
+/// `sum_k [free_k] a_k b_k` with eight accumulators (lane `k mod 8`), as optim's [`dot`]:
+/// vectorisable, in a fixed order (the same bits on every thread count).
 fn free_dot(free: &[bool], a: &[f64], b: &[f64]) -> f64 {
-    free.iter().zip(a.iter().zip(b)).map(|(&f, (x, y))| if f { x * y } else { 0.0 }).sum()
+    let mut acc = [0.0f64; 8];
+    let (cf, ca, cb) = (free.chunks_exact(8), a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = cf.remainder().iter().zip(ca.remainder().iter().zip(cb.remainder())).map(|(&f, (x, y))| if f { x * y } else { 0.0 }).sum();
+    for (f, (x, y)) in cf.zip(ca.zip(cb)) {
+        for k in 0..8 {
+            acc[k] += if f[k] { x[k] * y[k] } else { 0.0 };
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+/// `sum_k g_k (a_k - b_k)`, in the lanes of [`dot`].
+fn dot_of_difference(g: &[f64], a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (cg, ca, cb) = (g.chunks_exact(8), a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = cg.remainder().iter().zip(ca.remainder().iter().zip(cb.remainder())).map(|(gk, (x, y))| gk * (x - y)).sum();
+    for (gc, (x, y)) in cg.zip(ca.zip(cb)) {
+        for k in 0..8 {
+            acc[k] += gc[k] * (x[k] - y[k]);
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
 /// The last `m` steps `s = w+ - w` and gradient changes `y = g+ - g` (limited memory).
@@ -238,7 +186,7 @@ impl Corrections {
 
     /// `d = -H_F g_F` by the two-loop recursion over the free pairs with `H0 = M_F^-1` (the
     /// model), 0 on the pairs held at a bound.
-    fn direction(&self, model: &Model, free: &[bool], g: &[f64], d: &mut [f64]) {
+    fn direction(&self, model: &Model, free: &[bool], g: &[f64], d: &mut [f64]) -> Result<(), String> {
         let mut q: Vec<f64> = g.iter().zip(free).map(|(&gk, &f)| if f { gk } else { 0.0 }).collect();
         let mut alphas = Vec::with_capacity(self.pairs.len());
         for (s, y) in self.pairs.iter().rev() {
@@ -255,7 +203,7 @@ impl Corrections {
             }
             alphas.push(Some((alpha, sy)));
         }
-        model.apply(free, &q, d);
+        model.apply(free, &q, d)?;
         for ((s, y), entry) in self.pairs.iter().zip(alphas.iter().rev()) {
             let Some((alpha, sy)) = *entry else { continue };
             let beta = free_dot(free, y, d) / sy;
@@ -268,11 +216,8 @@ impl Corrections {
         for dk in d.iter_mut() {
             *dk = -*dk;
         }
+        Ok(())
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// Minimises the pair dual `p` by projected Newton steps on the model of the module doc, from the
@@ -311,15 +256,18 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
         }
         let t = std::time::Instant::now();
         let free = p.free_pairs(&w, &g);
-        let Some(model) = p.model(&free, &s)? else {
+        let Some(model) = p.model(&free, &s) else {
             break (false, "ABNORMAL: no free pair and the KKT residual above tol".into(), kkt);
         };
-        corrections.direction(&model, &free, &g, &mut d);
+        corrections.direction(&model, &free, &g, &mut d)?;
         if free_dot(&free, &g, &d) >= 0.0 {
             // the corrections spoilt descent: the model's own direction is one
-            model.apply(&free, &g, &mut d);
+            model.apply(&free, &g, &mut d)?;
             d.iter_mut().for_each(|v| *v = -*v);
         }
+        let solves = model.solves.get();
+        profile.model_cg_iterations += solves.cg_iterations;
+        profile.model_dense_fallbacks += solves.dense_fallbacks;
         profile.model += t.elapsed().as_secs_f64();
         // line search along the projection arc; the accepted point's gradient lands in g_trial
         let mut alpha = 1.0f64;
@@ -327,7 +275,7 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
             for ((tk, &wk), &dk) in trial.iter_mut().zip(&w).zip(&d) {
                 *tk = (wk + alpha * dk).max(0.0).min(p.upper);
             }
-            let slope: f64 = g.iter().zip(trial.iter().zip(&w)).map(|(gk, (tk, wk))| gk * (tk - wk)).sum();
+            let slope = dot_of_difference(&g, &trial, &w);
             if slope >= 0.0 {
                 // the projection cut a long step into one that does not descend; a shorter one
                 // is cut less (as alpha -> 0 the slope tends to g^T d < 0 over the moving pairs)
@@ -398,7 +346,8 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
 pub(crate) mod tests {
     use super::*;
     use crate::structure::pair_active::{solve_active, ActiveOptions, DENSE_MIN_N};
-    use crate::structure::pair_dual::{for_each_pair, log_det_grad, solve_pairs};
+    use crate::structure::pair_dual::{for_each_pair, log_det_grad, pair_index, solve_pairs};
+    use ndarray::Array2;
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
     use structdr_numerics::optim::Solver;
@@ -449,9 +398,10 @@ pub(crate) mod tests {
         p.factor_value(&w, &mut q).unwrap();
         p.gradient_from_factor(&mut q, &mut g, &mut s).unwrap();
         let free = p.free_pairs(&w, &g);
-        let model = p.model(&free, &s).unwrap().unwrap();
+        let model = p.model(&free, &s).unwrap();
         let mut d = vec![0.0; w.len()];
-        model.apply(&free, &g, &mut d);
+        model.apply(&free, &g, &mut d).unwrap();
+        assert_eq!(model.solves.get().dense_fallbacks, 0, "conjugate gradients solved the model");
         let pairs: Vec<(usize, usize)> = {
             let mut v = Vec::new();
             for_each_pair(n, |i, j, _| v.push((i, j)));
@@ -485,6 +435,50 @@ pub(crate) mod tests {
             if !free.contains(&k) {
                 assert_eq!(d[k], 0.0, "a pair held at its bound does not move");
             }
+        }
+    }
+
+    /// `Kt` as the list of free pairs and as the list of held ones is the same matrix: its
+    /// products equal the dense `Kt`'s, and conjugate gradients solve it to the dense Cholesky's
+    /// solution (1e-11 relative), in a few iterations, for free sets of 10% to 90% of the pairs.
+    #[test]
+    fn the_model_matrix_by_either_list_matches_the_dense_one() {
+        let n = 40;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let s: Vec<f64> = (0..n).map(|_| rng.gen_range(0.2..2.0)).collect();
+        let dual = PairDual { n, a: 1.0, b: 4.0, h: 1.0, lin: &[], upper: 1.0 };
+        for share in [0.1, 0.3, 0.7, 0.9] {
+            let free: Vec<bool> = (0..n_pairs(n)).map(|_| rng.gen_bool(share)).collect();
+            let model = dual.model(&free, &s).unwrap();
+            assert_eq!(model.kt.pattern_is_free, share < 0.5, "the shorter list is kept");
+            let dense = model.kt.dense();
+            // the dense Kt, independently: unit diagonal, s_i sum_j 1 / (2 s_j) and 1/2 per free pair
+            let mut k = 0;
+            for i in 0..n {
+                for j in (i + 1)..n {
+                    assert_eq!(dense[[i, j]], if free[k] { 0.5 } else { 0.0 });
+                    assert_eq!(dense[[j, i]], dense[[i, j]]);
+                    k += 1;
+                }
+            }
+            for i in 0..n {
+                let expect: f64 = 1.0 + s[i] * (0..n).filter(|&j| j != i && free[pair_index(n, i.min(j), i.max(j))]).map(|j| 0.5 / s[j]).sum::<f64>();
+                assert!((dense[[i, i]] - expect).abs() <= 1e-12 * expect);
+            }
+            let x: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            let mut y = vec![0.0; n];
+            model.kt.apply(&x, &mut y);
+            let y_dense = dense.dot(&ndarray::Array1::from(x.clone()));
+            for i in 0..n {
+                assert!((y[i] - y_dense[i]).abs() <= 1e-12 * (1.0 + y_dense[i].abs()), "share {share}, row {i}");
+            }
+            let (cg, iterations) = model.kt.solve_cg(&x).expect("conjugate gradients converge");
+            let chol = model.kt.solve_dense(x.clone()).unwrap();
+            let scale = chol.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            for i in 0..n {
+                assert!((cg[i] - chol[i]).abs() <= 1e-11 * scale, "share {share}: {} against {}", cg[i], chol[i]);
+            }
+            assert!(iterations <= 40, "share {share}: {iterations} iterations");
         }
     }
 
