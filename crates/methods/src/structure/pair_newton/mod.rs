@@ -109,7 +109,7 @@ impl PairDual<'_> {
     fn factor_value(&self, w: &[f64], qs: &mut [f64]) -> Result<f64, String> {
         fill_laplacian_upper(qs, self.n, w, self.a, self.b);
         let ld = log_det_factor_upper(qs, self.n).map_err(|e| e.to_string())?;
-        let linear = dot(&self.lin, w);
+        let linear = dot(self.lin, w);
         Ok(-self.h * ld + linear)
     }
 
@@ -337,6 +337,8 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
         corrections.push(step, g.iter().zip(&g_trial).map(|(a, b)| a - b).collect());
         iterations += 1;
         history.push(f);
+        // a dense Newton iteration takes seconds at N in the thousands: the runner's progress line
+        structdr_numerics::progress::report(iterations, f);
     };
     let result = BoundedResult { x: w, f, gradient: g, iterations, evaluations, projected_gradient_norm: kkt, converged, message, history };
     Ok((result, profile))
