@@ -131,10 +131,11 @@ impl PairDual<'_> {
         Ok(())
     }
 
-    /// The free pairs at `(w, g)`: those not held at a bound by their gradient.
-    fn free_pairs(&self, w: &[f64], g: &[f64]) -> Vec<bool> {
+    /// The free pairs at `(w, g)` into `free` (one flag per pair): those not held at a bound by
+    /// their gradient.
+    fn free_pairs_into(&self, w: &[f64], g: &[f64], free: &mut [bool]) {
         let upper = self.upper;
-        w.iter().zip(g).map(|(&wk, &gk)| !((wk <= 0.0 && gk > 0.0) || (wk >= upper && gk < 0.0))).collect()
+        free.iter_mut().zip(w.iter().zip(g)).for_each(|(fk, (&wk, &gk))| *fk = !((wk <= 0.0 && gk > 0.0) || (wk >= upper && gk < 0.0)));
     }
 }
 
@@ -166,28 +167,49 @@ fn dot_of_difference(g: &[f64], a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The last `m` steps `s = w+ - w` and gradient changes `y = g+ - g` (limited memory).
+///
+/// The vectors hold one entry per pair (100 MB each at N = 5000): a pair that leaves, or one not
+/// kept, lends its storage to the next step, and the two-loop recursion's `q` lives here, so an
+/// iteration allocates none of them (fresh ones cost a page fault per 4 KiB).
 struct Corrections {
     pairs: std::collections::VecDeque<(Vec<f64>, Vec<f64>)>,
     m: usize,
+    spare: Option<(Vec<f64>, Vec<f64>)>,
+    q: Vec<f64>,
 }
 
 impl Corrections {
+    fn new(m: usize) -> Corrections {
+        Corrections { pairs: Default::default(), m, spare: None, q: Vec::new() }
+    }
+
+    /// Two vectors of `len` entries for the next `(s, y)` (their contents are overwritten).
+    fn buffers(&mut self, len: usize) -> (Vec<f64>, Vec<f64>) {
+        match self.spare.take() {
+            Some((s, y)) if s.len() == len && y.len() == len => (s, y),
+            _ => (vec![0.0; len], vec![0.0; len]),
+        }
+    }
+
     /// Keeps `(s, y)` when its curvature `s^T y` is clearly positive, dropping the oldest beyond `m`.
     fn push(&mut self, s: Vec<f64>, y: Vec<f64>) {
         let (sy, ss, yy) = (dot(&s, &y), dot(&s, &s), dot(&y, &y));
         if self.m == 0 || !(sy > 1e-10 * (ss * yy).sqrt()) {
+            self.spare = Some((s, y));
             return;
         }
         if self.pairs.len() == self.m {
-            self.pairs.pop_front();
+            self.spare = self.pairs.pop_front();
         }
         self.pairs.push_back((s, y));
     }
 
     /// `d = -H_F g_F` by the two-loop recursion over the free pairs with `H0 = M_F^-1` (the
     /// model), 0 on the pairs held at a bound.
-    fn direction(&self, model: &Model, free: &[bool], g: &[f64], d: &mut [f64]) -> Result<(), String> {
-        let mut q: Vec<f64> = g.iter().zip(free).map(|(&gk, &f)| if f { gk } else { 0.0 }).collect();
+    fn direction(&mut self, model: &Model, free: &[bool], g: &[f64], d: &mut [f64]) -> Result<(), String> {
+        let mut q = std::mem::take(&mut self.q);
+        q.clear();
+        q.extend(g.iter().zip(free).map(|(&gk, &f)| if f { gk } else { 0.0 }));
         let mut alphas = Vec::with_capacity(self.pairs.len());
         for (s, y) in self.pairs.iter().rev() {
             let sy = free_dot(free, s, y);
@@ -204,6 +226,7 @@ impl Corrections {
             alphas.push(Some((alpha, sy)));
         }
         model.apply(free, &q, d)?;
+        self.q = q;
         for ((s, y), entry) in self.pairs.iter().zip(alphas.iter().rev()) {
             let Some((alpha, sy)) = *entry else { continue };
             let beta = free_dot(free, y, d) / sy;
@@ -245,7 +268,8 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
     profile.inverse += t.elapsed().as_secs_f64();
     let mut history = vec![f];
     let (mut iterations, mut evaluations) = (0usize, 1usize);
-    let mut corrections = Corrections { pairs: Default::default(), m: opts.memory };
+    let mut corrections = Corrections::new(opts.memory);
+    let mut free = vec![false; np];
     let (converged, message, kkt) = loop {
         let kkt = projected_gradient_inf(&w, &g, p.upper);
         if kkt <= opts.tol_abs {
@@ -255,7 +279,7 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
             break (false, "STOP: TOTAL NO. of ITERATIONS REACHED LIMIT".into(), kkt);
         }
         let t = std::time::Instant::now();
-        let free = p.free_pairs(&w, &g);
+        p.free_pairs_into(&w, &g, &mut free);
         let Some(model) = p.model(&free, &s) else {
             break (false, "ABNORMAL: no free pair and the KKT residual above tol".into(), kkt);
         };
@@ -328,13 +352,15 @@ pub fn solve_newton(p: &PairDual, w0: Vec<f64>, opts: &NewtonOptions) -> Result<
             break (false, "ABNORMAL: the projected Newton line search found no decrease".into(), kkt);
         };
         std::mem::swap(&mut q, &mut qt);
-        let step: Vec<f64> = trial.iter().zip(&w).map(|(a, b)| a - b).collect();
+        let (mut step, mut change) = corrections.buffers(np);
+        step.iter_mut().zip(trial.iter().zip(&w)).for_each(|(sk, (a, b))| *sk = a - b);
         std::mem::swap(&mut w, &mut trial);
         f = ft;
         std::mem::swap(&mut g, &mut g_trial);
         std::mem::swap(&mut s, &mut s_trial);
         // g_trial holds the previous gradient now
-        corrections.push(step, g.iter().zip(&g_trial).map(|(a, b)| a - b).collect());
+        change.iter_mut().zip(g.iter().zip(&g_trial)).for_each(|(yk, (a, b))| *yk = a - b);
+        corrections.push(step, change);
         iterations += 1;
         history.push(f);
         // a dense Newton iteration takes seconds at N in the thousands: the runner's progress line
@@ -399,7 +425,8 @@ pub(crate) mod tests {
         let (mut g, mut s) = (vec![0.0; w.len()], vec![0.0; n]);
         p.factor_value(&w, &mut q).unwrap();
         p.gradient_from_factor(&mut q, &mut g, &mut s).unwrap();
-        let free = p.free_pairs(&w, &g);
+        let mut free = vec![false; w.len()];
+        p.free_pairs_into(&w, &g, &mut free);
         let model = p.model(&free, &s).unwrap();
         let mut d = vec![0.0; w.len()];
         model.apply(&free, &g, &mut d).unwrap();
