@@ -163,6 +163,20 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
+/// `sum_k a_k` in the lanes and order of [`dot`] (so `sum(a)` is `dot(a, 1)` bit for bit).
+#[inline]
+pub fn sum(a: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let ca = a.chunks_exact(8);
+    let tail: f64 = ca.remainder().iter().sum();
+    for x in ca {
+        for k in 0..8 {
+            acc[k] += x[k];
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
 /// `||proj g||_inf` with `proj g_i = clamp(x_i - g_i, l_i, u_i) - x_i` (infinite bounds allowed).
 pub fn projected_gradient_norm(x: &[f64], g: &[f64], lower: &[f64], upper: &[f64]) -> f64 {
     x.iter().zip(g).zip(lower.iter().zip(upper)).map(|((&xi, &gi), (&l, &u))| ((xi - gi).max(l).min(u) - xi).abs()).fold(0.0, f64::max)

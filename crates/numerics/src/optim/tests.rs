@@ -446,3 +446,15 @@ fn a_bad_diagonal_is_refused_at_the_start_and_avoided_later() {
     let r = projected_lbfgs::minimize_preconditioned(f, &[3.0, -4.0], &[-10.0; 2], &[10.0; 2], &o).unwrap();
     assert!(r.converged && r.x.iter().all(|&v| (v - 1.0).abs() < 1e-9), "{} {:?}", r.message, r.x);
 }
+
+/// `sum(a)` is `dot(a, 1)` bit for bit (the same lanes and order), for lengths with and without
+/// a tail, and is the exact sum where no rounding can happen.
+#[test]
+fn sum_is_dot_with_ones() {
+    for n in [0, 1, 7, 8, 9, 64, 1001] {
+        let a: Vec<f64> = (0..n).map(|k| ((k * 7919 % 1013) as f64 - 500.0) / 3.0).collect();
+        assert_eq!(sum(&a).to_bits(), dot(&a, &vec![1.0; n]).to_bits(), "n = {n}");
+    }
+    let ints: Vec<f64> = (1..=100).map(f64::from).collect();
+    assert_eq!(sum(&ints), 5050.0);
+}

@@ -5,7 +5,7 @@
 use super::super::pair_active::PairDual;
 use ndarray::Array2;
 use structdr_linalg::SpdFactor;
-use structdr_numerics::optim::dot;
+use structdr_numerics::optim::{dot, sum};
 
 impl PairDual<'_> {
     /// The model `M_F` on the free pairs `free` at `s` (module doc), with `Kt = diag(s)^-1 K
@@ -77,8 +77,8 @@ impl ModelMatrix {
                 y[j] += 0.5 * x[i];
             }
         } else {
-            let sum = dot(x, &vec![1.0; x.len()]);
-            y.iter_mut().zip(x.iter().zip(&self.diag)).for_each(|(yi, (xi, di))| *yi = di * xi + 0.5 * (sum - xi));
+            let total = sum(x);
+            y.iter_mut().zip(x.iter().zip(&self.diag)).for_each(|(yi, (xi, di))| *yi = di * xi + 0.5 * (total - xi));
             for &(i, j) in &self.pattern {
                 let (i, j) = (i as usize, j as usize);
                 y[i] -= 0.5 * x[j];
@@ -90,9 +90,9 @@ impl ModelMatrix {
     /// The dense `Kt`, both triangles (the fallback's).
     pub(super) fn dense(&self) -> Array2<f64> {
         let n = self.diag.len();
-        let mut kt = Array2::<f64>::zeros((n, n));
+        // the entries off the pattern: 0 when it lists the free pairs, 1/2 when it lists the held
         let off = if self.pattern_is_free { 0.0 } else { 0.5 };
-        kt.fill(off);
+        let mut kt = Array2::<f64>::from_elem((n, n), off);
         let on = 0.5 - off;
         for &(i, j) in &self.pattern {
             let (i, j) = (i as usize, j as usize);
