@@ -267,7 +267,7 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "Maximum entropy unfolding: a Gaussian random field p(Y) ∝ |L + gamma I|^(p/2) exp(-tr(Y^T (L + gamma I) Y)/2) on the symmetrised K-NN graph, edge weights w >= 0 by maximum likelihood (sparse Cholesky + selected inversion; or Besag's pseudo-likelihood) with projected L-BFGS; embedding: top-d eigenvectors of the centred (L + gamma I)^-1, computed as the bottom eigenvectors of L on 1^perp. Coincident samples are merged into one node (the likelihood's limit).",
         reference: "Lawrence, A Unifying Probabilistic Perspective for Spectral Dimensionality Reduction, JMLR 13 (2012), §3; MATLAB meu toolbox (SheffieldML/meu: meuCreate, meuOptimise)",
-        version: 2,
+        version: 3,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -83,6 +83,34 @@ fn gradients_match_central_differences() {
     }
 }
 
+/// The pseudo-likelihood in 19 features (the distances' eight-lane body and its tail) and with
+/// nodes of unequal degree: value against the conditionals of the dense precision, summed
+/// entry by entry, and gradient against central differences.
+#[test]
+fn pseudo_likelihood_in_many_features_matches_brute_force() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let (n, p) = (30, 19);
+    let x = Array2::from_shape_fn((n, p), |(i, j)| (i as f64 * 0.1 * (j + 1) as f64).sin() + 0.2 * rng.gen_range(-1.0..1.0));
+    let gamma = 0.1;
+    let prob = problem(&x, 4, gamma, MeuObjective::Pseudo, Backend::Auto);
+    let w = random_weights(prob.edges().len(), 12);
+    let mut g = vec![0.0; w.len()];
+    let f = prob.value_and_gradient(&w, &mut g).unwrap();
+    let (y, lam) = (centred(&x), dense_precision(n, prob.edges(), &w, gamma));
+    let l2pi = (2.0 * std::f64::consts::PI).ln();
+    let mut pl = 0.0;
+    for i in 0..n {
+        for c in 0..p {
+            let mean: f64 = -(0..n).filter(|&j| j != i).map(|j| lam[[i, j]] * y[[j, c]]).sum::<f64>() / lam[[i, i]];
+            pl += -0.5 * (l2pi - lam[[i, i]].ln()) - 0.5 * lam[[i, i]] * (y[[i, c]] - mean).powi(2);
+        }
+    }
+    let rel = (f + pl).abs() / pl.abs();
+    assert!(rel < 1e-12, "pseudo-likelihood {f} against brute force {}", -pl);
+    let err = worst_relative_fd_error(&prob, &w, 1e-6);
+    assert!(err < 1e-6, "relative gradient error {err:.2e}");
+}
+
 /// The objectives against brute force on a small problem: the likelihood as the sum over
 /// features of the log density of N(0, (L + gamma I)^-1) (dense Cholesky of the precision),
 /// the pseudo-likelihood from the dense precision's conditionals `y_if | y_-i,f ~
