@@ -329,19 +329,13 @@ impl MeuProblem {
                 0.5 * pf * a.ln() - 0.5 * a * exact_sq_dist(row(c), m)
             })
             .collect();
-        // edge (i, j), i < j: its half at i plus its half at j
-        let (mut at_low, mut at_high) = (vec![0.0f64; self.edges.len()], vec![0.0f64; self.edges.len()]);
+        // edge (i, j), i < j: -(its half at i + its half at j); nodes in ascending order visit
+        // the lower end first, so g[e] holds the first half when the second comes
         for c in 0..n {
-            for (&(j, e), &h) in self.adj[self.adj_ptr[c]..self.adj_ptr[c + 1]].iter().zip(&half[self.adj_ptr[c]..self.adj_ptr[c + 1]]) {
-                if c < j {
-                    at_low[e] = h;
-                } else {
-                    at_high[e] = h;
-                }
+            let range = self.adj_ptr[c]..self.adj_ptr[c + 1];
+            for (&(j, e), &h) in self.adj[range.clone()].iter().zip(&half[range]) {
+                g[e] = if c < j { h } else { -(g[e] + h) };
             }
-        }
-        for (ge, (di, dj)) in g.iter_mut().zip(at_low.iter().zip(&at_high)) {
-            *ge = -(di + dj);
         }
         -terms.iter().sum::<f64>() + self.log_2pi_term()
     }
