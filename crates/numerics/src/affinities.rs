@@ -41,16 +41,21 @@ pub fn perplexity_affinities(d2: ArrayView2<f64>, perplexity: f64) -> (Array2<f6
 /// distance from the exact evaluation's result is below [`estimate_guard`]; a step whose estimate
 /// lies within `PERPLEXITY_TOL + guard` of the target, and the last step, are evaluated exactly.
 /// So every step takes the sign, and the row and error come from, the exact evaluation: the
-/// same `beta` sequence and the same bits as evaluating every step exactly
-/// (`calibrate_row_exactly`, the test's reference), at a fraction of the `exp` calls.
+/// same `beta` sequence and the same bits as evaluating every step exactly (`estimates = false`
+/// in [`bisect_row`], the test's reference), at a fraction of the `exp` calls.
 fn calibrate_row(s: &[f64], skip: Option<usize>, target: f64, row: &mut [f64]) -> (f64, f64) {
+    bisect_row(s, skip, target, row, true)
+}
+
+/// [`calibrate_row`]'s bisection, its far steps decided by the estimate when `estimates`.
+fn bisect_row(s: &[f64], skip: Option<usize>, target: f64, row: &mut [f64], estimates: bool) -> (f64, f64) {
     let m = s.len();
     let mean = s.iter().sum::<f64>() / (m - usize::from(skip.is_some())) as f64;
     let mut beta = if mean > 0.0 { 1.0 / mean } else { 1.0 };
     let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
     let mut err = f64::INFINITY;
     for step in 0..200 {
-        let estimate = if step < 199 { entropy_estimate(s, skip, beta) } else { f64::NAN };
+        let estimate = if estimates && step < 199 { entropy_estimate(s, skip, beta) } else { f64::NAN };
         let decided = (estimate - target).abs() > PERPLEXITY_TOL + estimate_guard(m, estimate);
         let diff = if decided {
             estimate - target
@@ -231,30 +236,6 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
-    /// The calibration before the estimate: every bisection step evaluated exactly.
-    fn calibrate_row_exactly(s: &[f64], skip: Option<usize>, target: f64, row: &mut [f64]) -> (f64, f64) {
-        let m = s.len();
-        let mean = s.iter().sum::<f64>() / (m - usize::from(skip.is_some())) as f64;
-        let mut beta = if mean > 0.0 { 1.0 / mean } else { 1.0 };
-        let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
-        let mut err = f64::INFINITY;
-        for _ in 0..200 {
-            let diff = exact_entropy(s, skip, beta, row) - target;
-            err = diff.abs();
-            if err <= PERPLEXITY_TOL {
-                break;
-            }
-            if diff > 0.0 {
-                lo = beta;
-                beta = if hi.is_infinite() { 2.0 * beta } else { 0.5 * (beta + hi) };
-            } else {
-                hi = beta;
-                beta = 0.5 * (lo + beta);
-            }
-        }
-        (beta, err)
-    }
-
     #[test]
     fn the_exponential_estimate_is_within_its_claim() {
         let mut worst = 0.0f64;
@@ -271,7 +252,32 @@ mod tests {
         assert_eq!(exp_estimate(0.0), 1.0);
     }
 
-    /// The calibration with estimated steps gives the bits of the all-exact one: the same beta,
+    /// The bound the estimated steps rest on: over random rows and precisions the estimate lies
+    /// within a quarter of [`estimate_guard`] (the bound without its 4x margin) of the exact
+    /// evaluation.
+    #[test]
+    fn the_entropy_estimate_stays_within_its_guard() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut worst = 0.0f64;
+        for case in 0..300 {
+            let m = [5usize, 40, 333, 5000][case % 4];
+            let scale = 10f64.powi(rng.gen_range(-4..5));
+            let mut s: Vec<f64> = (0..m).map(|_| scale * rng.gen::<f64>().powi(rng.gen_range(1..4))).collect();
+            let dmin = s.iter().copied().fold(f64::INFINITY, f64::min);
+            s.iter_mut().for_each(|v| *v -= dmin);
+            let skip = (case % 3 == 0).then(|| rng.gen_range(0..m));
+            let beta = 10f64.powf(rng.gen_range(-3.0..3.0)) / scale;
+            let mut row = vec![0.0; m];
+            let (e, x) = (entropy_estimate(&s, skip, beta), exact_entropy(&s, skip, beta, &mut row));
+            let ratio = (e - x).abs() / (0.25 * estimate_guard(m, e));
+            worst = worst.max(ratio);
+            assert!(ratio <= 1.0, "case {case}: estimate {e} against exact {x}");
+        }
+        eprintln!("largest |estimate - exact| / (guard / 4): {worst:.2e}");
+    }
+
+    /// The calibration with estimated steps gives the bits of the all-exact one (every step
+    /// evaluated exactly: the loop before the estimate): the same beta,
     /// error and row, over rows of several lengths, scales and perplexities (with and without a
     /// skipped entry, ties, zeros and huge distances).
     #[test]
@@ -304,7 +310,7 @@ mod tests {
             let target = perplexity.ln();
             let (mut r1, mut r2) = (vec![0.0; m], vec![0.0; m]);
             let a = calibrate_row(&s, skip, target, &mut r1);
-            let b = calibrate_row_exactly(&s, skip, target, &mut r2);
+            let b = bisect_row(&s, skip, target, &mut r2, false);
             assert_eq!(a.0.to_bits(), b.0.to_bits(), "case {case}: beta");
             assert_eq!(a.1.to_bits(), b.1.to_bits(), "case {case}: error");
             assert!(r1.iter().zip(&r2).all(|(x, y)| x.to_bits() == y.to_bits()), "case {case}: row");
