@@ -214,11 +214,9 @@ impl Mvu {
         };
         let sdp = DistanceSdp { n, q: None, edges: &edges, d2: &d2, constraint };
         // Equality MVU has no strictly feasible point, its dual optimum is not attained and the
-        // subproblems grow ill-conditioned without end: bound each one (docs/parity/mvu.md).
-        // MVUineq bounds those before sigma's largest value tighter (version 7)
+        // subproblems grow ill-conditioned without end: bound each one (docs/parity/mvu.md)
         let max_inner = if self.variant == MvuVariant::Equality { 3000 } else { SdpOptions::default().max_inner };
-        let max_inner_below_sigma_max = if self.variant == MvuVariant::Inequality { INEQUALITY_MAX_INNER_BELOW_SIGMA_MAX } else { max_inner };
-        let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, max_inner, max_inner_below_sigma_max, ..SdpOptions::default() };
+        let opts = SdpOptions { max_rank: self.max_rank.max(r0), gap_tol: self.gap_tol, max_inner, ..SdpOptions::default() };
         let sol = sdp.solve(z0, &opts).map_err(numerical(method))?;
         let (emb, values) = kernel_pca_of_factor(method, (&sol.y * mean_d.sqrt()).view(), self.dim)?;
         let trace = Trace::iterative(sol.history.clone(), sol.outer, sol.stop(opts.max_outer, opts.gap_tol), sol.termination.clone())
@@ -233,14 +231,6 @@ impl Mvu {
         Ok(f)
     }
 }
-
-/// MVUineq's cap on the L-BFGS iterations of each augmented-Lagrangian subproblem before sigma
-/// reaches its largest value (version 7; 20,000 before, and still at the largest sigma). On Table
-/// 1's segment k = 20 and coil20 k = 50 the subproblems at sigma = 1e4-1e5 ran to 20,000
-/// unconverged, 40,000 of each cell's 101,000-110,000 iterations; stopped at 5,000, the next
-/// multiplier update comes sooner and the cells certified in 70,295 and 73,817 iterations
-/// (docs/parity/mvu.md, version 7).
-const INEQUALITY_MAX_INNER_BELOW_SIGMA_MAX: usize = 5000;
 
 const REFERENCE: &str = "Weinberger & Saul, Unsupervised learning of image manifolds by semidefinite programming, IJCV 70, 2006 (MVU: also CVPR 2004); solver: Burer & Monteiro, Math. Program. 95, 2003";
 
@@ -264,8 +254,7 @@ fn info_variant(variant: MvuVariant) -> MethodInfo {
         name,
         summary,
         reference: REFERENCE,
-        // version 7 of mvu-ineq: its subproblems stop at INEQUALITY_MAX_INNER iterations
-        version: if variant == MvuVariant::Inequality { 7 } else { 6 },
+        version: 6,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -88,11 +88,6 @@ pub struct SdpOptions {
     pub max_outer: usize,
     /// Limit on L-BFGS iterations per subproblem.
     pub max_inner: usize,
-    /// Tighter limit on the subproblems before sigma reaches its largest value, [`SIGMA_MAX`]
-    /// (at most `max_inner`). Below it, a subproblem's late iterations move the violation less
-    /// than the next multiplier update and sigma increase do; at `SIGMA_MAX` nothing else moves
-    /// it, and a short cap there turned a certified endgame into the slow-progress stop.
-    pub max_inner_below_sigma_max: usize,
     /// Screen the checks with the sparse eigensolver (plain MVU, `w >= 0`; `certificate.rs`):
     /// the outer loop's decisions use its `mu`; a bound that meets the target, a rank growth
     /// (its new columns are eigenvectors) and every bound a solve returns are recomputed densely
@@ -101,13 +96,9 @@ pub struct SdpOptions {
     pub screen: bool,
 }
 
-/// The largest penalty parameter of the augmented Lagrangian (mean edge length 1); past it
-/// L-BFGS stalls on the subproblems' conditioning.
-pub const SIGMA_MAX: f64 = 1e6;
-
 impl Default for SdpOptions {
     fn default() -> Self {
-        SdpOptions { max_rank: 60, gap_tol: 1e-6, feas_tol: 1e-7, max_outer: 80, max_inner: 20_000, max_inner_below_sigma_max: 20_000, screen: true }
+        SdpOptions { max_rank: 60, gap_tol: 1e-6, feas_tol: 1e-7, max_outer: 80, max_inner: 20_000, screen: true }
     }
 }
 
@@ -215,7 +206,7 @@ impl<'a> DistanceSdp<'a> {
                 x0,
                 |g, out| pre.apply(g, r, &c, out),
                 inner_tol * scale,
-                if sigma < SIGMA_MAX { opts.max_inner_below_sigma_max.min(opts.max_inner) } else { opts.max_inner },
+                opts.max_inner,
             );
             inner_total += res.iterations;
             z = Array2::from_shape_vec((m, r), res.x).expect("packed Z");
@@ -236,7 +227,7 @@ impl<'a> DistanceSdp<'a> {
             // raise sigma only when the subproblem was solved and the violation stalled; past
             // 1e6 (mean edge length 1) L-BFGS stalls on the conditioning instead
             if !penalty && viol > 0.25 * prev_viol && res.converged {
-                sigma = (sigma * 10.0).min(SIGMA_MAX);
+                sigma = (sigma * 10.0).min(1e6);
             }
             prev_viol = viol;
             viol_history.push(viol);
@@ -254,7 +245,7 @@ impl<'a> DistanceSdp<'a> {
             // slow progress: the violation has not halved in 8 outer iterations at the largest
             // sigma (equality MVU, whose dual optimum is not attained, ends here)
             let n_hist = viol_history.len();
-            if !penalty && sigma >= SIGMA_MAX && n_hist > 8 && !endgame && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
+            if !penalty && sigma >= 1e6 && n_hist > 8 && !endgame && viol > opts.feas_tol && viol > 0.5 * viol_history[n_hist - 9] {
                 let y = self.lift(z.view());
                 let cert = self.certificate(y.view(), &times_omega(&w))?;
                 checked_gaps.push((cert.rel_gap, feasible(&cert)));
