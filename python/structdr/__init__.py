@@ -39,6 +39,30 @@ from ._estimators import ESTIMATORS, REGISTRY, build_estimator, class_name, esti
 
 __version__ = _core.version()
 
+
+def set_blas_threads(n: int) -> None:
+    """Sets the OpenBLAS threads of structdr's fits, process-wide (at least 1).
+
+    The package sets 1 when it loads: the thread layout of ``structdr run`` and of ``structdr
+    embed`` / ``select`` without ``--blas-threads``, so a seed gives the command line's fit bit for
+    bit, and no BLAS thread spins beside the fit's own threads. More threads speed up the dense
+    algebra of one large fit (ESL, MPME, GPLVM at N in the thousands) on an idle machine and change
+    the last bits, which a non-convex fit can carry to another optimum; ``embed --blas-threads N``
+    is the same fit. NumPy's own BLAS is a separate library and is not affected.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, _np.integer)) or n < 1:
+        raise ValueError(f"set_blas_threads: n must be an integer of at least 1, got {n!r}")
+    _core.set_blas_threads(int(n))
+
+
+def blas_threads() -> int:
+    """The OpenBLAS threads structdr's fits use now (1 unless :func:`set_blas_threads` changed it)."""
+    return _core.blas_threads()
+
+
+# One BLAS thread, whatever OPENBLAS_NUM_THREADS says, as the command line does (see above).
+_core.set_blas_threads(1)
+
 for _name, _cls in ESTIMATORS.items():
     globals()[_cls.__name__] = _cls
 
@@ -54,6 +78,8 @@ __all__ = [c.__name__ for c in ESTIMATORS.values()] + [
     "continuity",
     "load_dataset",
     "run",
+    "set_blas_threads",
+    "blas_threads",
 ]
 
 

@@ -12,6 +12,7 @@ import os
 import pickle
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -223,6 +224,44 @@ def test_a_seed_gives_the_cli_fit_bit_for_bit(tmp_path, name, params):
     ours = est.scores_ if name == "fsl" else est.embedding_
     assert ours.shape == cli.shape
     assert np.array_equal(ours, cli)
+
+
+def test_fits_use_one_blas_thread_unless_asked(tmp_path):
+    # The package pins the extension's OpenBLAS to one thread when it loads, whatever
+    # OPENBLAS_NUM_THREADS says, as `structdr embed` does (docs/blas.md B4). A dense ESL fit of 500
+    # points, whose Cholesky rounds differently on two threads, run in a fresh interpreter with the
+    # variable at 2, equals the CLI's default fit bit for bit; set_blas_threads(2) equals
+    # `embed --blas-threads 2` bit for bit.
+    rng = np.random.default_rng(12345)
+    X = rng.uniform(-0.5, 0.5, size=(500, 8))
+    X[:250] += 1.0
+    np.save(tmp_path / "x.npy", X)
+    params = {"dim": 3, "lambda": 0.1, "perplexity": 20}
+
+    def cli(out, extra=()):
+        args = [BIN, "embed", "--method", "esl", "--no-labels", "--input", str(tmp_path / "x.npy"), "--out", str(tmp_path / out), *extra]
+        for k, v in params.items():
+            args += ["--param", f"{k}={v}"]
+        subprocess.run(args, capture_output=True, text=True, check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+        return np.load(tmp_path / out)
+
+    script = (
+        "import sys, numpy as np, structdr\n"
+        "assert structdr.blas_threads() == 1, structdr.blas_threads()\n"
+        "X = np.load(sys.argv[1])\n"
+        "for threads, out in ((1, sys.argv[2]), (2, sys.argv[3])):\n"
+        "    structdr.set_blas_threads(threads)\n"
+        "    assert structdr.blas_threads() == threads\n"
+        "    np.save(out, structdr.Esl(dim=3, lambda_=0.1, perplexity=20).fit(X).embedding_)\n"
+    )
+    py = [str(tmp_path / "py1.npy"), str(tmp_path / "py2.npy")]
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "x.npy"), *py], check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
+    assert np.array_equal(np.load(py[0]), cli("one.npy"))
+    assert np.array_equal(np.load(py[1]), cli("two.npy", ["--blas-threads", "2"]))
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="set_blas_threads"):
+            structdr.set_blas_threads(bad)
+    assert structdr.blas_threads() == 1
 
 
 def test_principal_graph_attributes_and_transform():

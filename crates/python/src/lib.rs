@@ -468,6 +468,25 @@ fn run(
     })
 }
 
+/// Sets the process's OpenBLAS thread count for fits (at least 1). The package calls it with 1
+/// when it loads: the thread layout of `structdr run` and of `structdr embed` without
+/// `--blas-threads`, so a seed gives the command line's fit bit for bit (`docs/blas.md` B4). The
+/// count is process-wide: Python threads that fit at once share it.
+#[pyfunction]
+fn set_blas_threads(n: usize) -> PyResult<()> {
+    if n == 0 {
+        return Err(value_error("blas threads: must be at least 1"));
+    }
+    structdr_linalg::blas::set_num_threads(n);
+    Ok(())
+}
+
+/// The process's OpenBLAS thread count (the library the extension links, not NumPy's own).
+#[pyfunction]
+fn blas_threads() -> usize {
+    structdr_linalg::blas::num_threads()
+}
+
 /// The module `structdr._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -482,5 +501,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(neighbourhood, m)?)?;
     m.add_function(wrap_pyfunction!(load_dataset, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(set_blas_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(blas_threads, m)?)?;
     Ok(())
 }

@@ -677,3 +677,49 @@ fn exit_statuses_are_distinct_and_a_cause_is_printed_once() {
     let out = bin().current_dir(dir.path()).args(["embed", "--method", "pca", "--input", "bad.csv", "--out", "y.bin"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `embed` fits with one BLAS thread whatever `OPENBLAS_NUM_THREADS` says (the runner's layout, so
+/// that it reproduces a table cell): a dense ESL fit of 500 points, whose `dpotrf` rounds
+/// differently on two threads, writes the same bits with the variable at 1 and at 2.
+/// `--blas-threads 2` opts in (said on stderr) and reaches the same convex optimum to rounding;
+/// `--blas-threads 0` is refused.
+#[test]
+fn embed_fits_with_one_blas_thread_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // two shifted clouds of 250 points in 8-D from a fixed linear congruential sequence
+    let mut state = 12345u64;
+    let mut next = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let rows: Vec<String> =
+        (0..500).map(|i| (0..8).map(|_| format!("{:.17e}", next() + if i < 250 { 1.0 } else { 0.0 })).collect::<Vec<_>>().join(",")).collect();
+    std::fs::write(d.join("x.csv"), rows.join("\n") + "\n").unwrap();
+    let embed = |out: &str, threads_env: &str, extra: &[&str]| {
+        let o = bin()
+            .env("OPENBLAS_NUM_THREADS", threads_env)
+            .args(["embed", "--method", "esl", "--param", "dim=3", "--param", "lambda=0.1", "--param", "perplexity=20", "--no-labels", "--input"])
+            .arg(d.join("x.csv"))
+            .arg("--out")
+            .arg(d.join(out))
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        ok(o);
+        (std::fs::read(d.join(out)).unwrap(), stderr)
+    };
+    let (one, one_err) = embed("one.npy", "1", &[]);
+    let (two_env, _) = embed("two_env.npy", "2", &[]);
+    assert!(one == two_env, "OPENBLAS_NUM_THREADS=2 changed embed's output: the fit did not run on one BLAS thread");
+    assert!(!one_err.contains("BLAS threads"), "{one_err}");
+    let (_, two_err) = embed("two.npy", "1", &["--blas-threads", "2"]);
+    assert!(two_err.contains("(2 BLAS threads)"), "{two_err}");
+    let (a, b): (Array2<f64>, Array2<f64>) = (ndarray_npy::read_npy(d.join("one.npy")).unwrap(), ndarray_npy::read_npy(d.join("two.npy")).unwrap());
+    let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(scale > 0.0 && max_abs_diff(&a, &b) <= 1e-7 * scale, "two BLAS threads: max |diff| {:e} at scale {scale:e}", max_abs_diff(&a, &b));
+    let zero =
+        bin().args(["embed", "--method", "pca", "--blas-threads", "0", "--input"]).arg(d.join("x.csv")).arg("--out").arg(d.join("z.npy")).output().unwrap();
+    assert!(!zero.status.success() && String::from_utf8_lossy(&zero.stderr).contains("--blas-threads"), "{}", String::from_utf8_lossy(&zero.stderr));
+}
