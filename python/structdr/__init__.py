@@ -41,27 +41,26 @@ __version__ = _core.version()
 
 
 def set_blas_threads(n: int) -> None:
-    """Sets the OpenBLAS threads of structdr's fits, process-wide (at least 1).
+    """Sets the OpenBLAS threads of structdr's fits from the next fit on (1 to 1024; default 1).
 
-    The package sets 1 when it loads: the thread layout of ``structdr run`` and of ``structdr
-    embed`` / ``select`` without ``--blas-threads``, so a seed gives the command line's fit bit for
-    bit, and no BLAS thread spins beside the fit's own threads. More threads speed up the dense
-    algebra of one large fit (ESL, MPME, GPLVM at N in the thousands) on an idle machine and change
-    the last bits, which a non-convex fit can carry to another optimum; ``embed --blas-threads N``
-    is the same fit. NumPy's own BLAS is a separate library and is not affected.
+    One thread is the layout of ``structdr run`` and of ``structdr embed`` / ``select`` without
+    ``--blas-threads``: a seed gives the command line's fit bit for bit, whatever
+    ``OPENBLAS_NUM_THREADS`` says, and no BLAS thread spins beside the fit's own threads. More
+    threads speed up the dense algebra of one large fit (ESL, MPME, GPLVM at N in the thousands) on
+    an idle machine and change the last bits, which a non-convex fit can carry to another optimum;
+    ``embed --blas-threads n`` is the same fit. The count is held only while a fit runs (Python
+    threads that fit at once share it); between fits the library keeps the process's own setting,
+    which NumPy also uses where it links the same OpenBLAS.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, _np.integer)) or n < 1:
-        raise ValueError(f"set_blas_threads: n must be an integer of at least 1, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, _np.integer)) or not 1 <= n <= 1024:
+        raise ValueError(f"set_blas_threads: n must be an integer from 1 to 1024 (as embed's --blas-threads), got {n!r}")
     _core.set_blas_threads(int(n))
 
 
 def blas_threads() -> int:
-    """The OpenBLAS threads structdr's fits use now (1 unless :func:`set_blas_threads` changed it)."""
+    """The OpenBLAS threads of structdr's fits (1 unless :func:`set_blas_threads` changed it)."""
     return _core.blas_threads()
 
-
-# One BLAS thread, whatever OPENBLAS_NUM_THREADS says, as the command line does (see above).
-_core.set_blas_threads(1)
 
 for _name, _cls in ESTIMATORS.items():
     globals()[_cls.__name__] = _cls

@@ -227,8 +227,8 @@ def test_a_seed_gives_the_cli_fit_bit_for_bit(tmp_path, name, params):
 
 
 def test_fits_use_one_blas_thread_unless_asked(tmp_path):
-    # The package pins the extension's OpenBLAS to one thread when it loads, whatever
-    # OPENBLAS_NUM_THREADS says, as `structdr embed` does (docs/blas.md B4). A dense ESL fit of 500
+    # A fit holds one BLAS thread, whatever OPENBLAS_NUM_THREADS says, as `structdr embed` does
+    # (docs/blas.md B4), and leaves the library's own count as it was. A dense ESL fit of 500
     # points, whose Cholesky rounds differently on two threads, run in a fresh interpreter with the
     # variable at 2, equals the CLI's default fit bit for bit; set_blas_threads(2) equals
     # `embed --blas-threads 2` bit for bit.
@@ -247,18 +247,21 @@ def test_fits_use_one_blas_thread_unless_asked(tmp_path):
 
     script = (
         "import sys, numpy as np, structdr\n"
+        "from structdr import _core\n"
         "assert structdr.blas_threads() == 1, structdr.blas_threads()\n"
+        "assert _core.library_blas_threads() == 2, _core.library_blas_threads()\n"
         "X = np.load(sys.argv[1])\n"
         "for threads, out in ((1, sys.argv[2]), (2, sys.argv[3])):\n"
         "    structdr.set_blas_threads(threads)\n"
         "    assert structdr.blas_threads() == threads\n"
         "    np.save(out, structdr.Esl(dim=3, lambda_=0.1, perplexity=20).fit(X).embedding_)\n"
+        "    assert _core.library_blas_threads() == 2, 'a fit must leave the library count as it was'\n"
     )
     py = [str(tmp_path / "py1.npy"), str(tmp_path / "py2.npy")]
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "x.npy"), *py], check=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
     assert np.array_equal(np.load(py[0]), cli("one.npy"))
     assert np.array_equal(np.load(py[1]), cli("two.npy", ["--blas-threads", "2"]))
-    for bad in (0, -1, 1.5, True):
+    for bad in (0, -1, 1025, 1.5, True, "2"):
         with pytest.raises(ValueError, match="set_blas_threads"):
             structdr.set_blas_threads(bad)
     assert structdr.blas_threads() == 1

@@ -53,14 +53,56 @@ pub fn config() -> String {
 
 /// Runs `f` with `n` BLAS threads and restores the previous count afterwards.
 ///
-/// The OpenBLAS thread count is process-global: callers that run this concurrently from several
-/// threads should all ask for the same count (the runner always uses 1 inside parallel cells).
+/// The OpenBLAS thread count is process-global: work that may overlap with other work asking for
+/// threads (parallel cells, Python threads) holds them with [`hold_threads`] instead.
 pub fn with_threads<T>(n: usize, f: impl FnOnce() -> T) -> T {
     let previous = num_threads();
     set_num_threads(n);
     let out = f();
     set_num_threads(previous);
     out
+}
+
+/// The holders of [`hold_threads`] alive now, and the count to restore when the last one ends.
+struct Held {
+    holders: usize,
+    saved: usize,
+}
+
+static HELD: std::sync::Mutex<Held> = std::sync::Mutex::new(Held { holders: 0, saved: 1 });
+
+/// Holds `n` BLAS threads while the returned guard lives, for work that may overlap with other
+/// holders in the process (the runner's parallel cells, Python threads that fit at once): the
+/// first holder remembers the process's count and the last one to end restores it. With
+/// [`with_threads`], the first of two overlapping fits to end would restore the count while the
+/// other still runs, which then rounds like neither. Every holder sets `n` when it starts, so
+/// overlapping holders should ask for the same count (they do: the runner always asks for 1, the
+/// Python module for its one configured count).
+pub fn hold_threads(n: usize) -> HeldThreads {
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if held.holders == 0 {
+        held.saved = num_threads();
+    }
+    held.holders += 1;
+    set_num_threads(n);
+    HeldThreads { _private: () }
+}
+
+/// The guard of [`hold_threads`]: the last one dropped restores the thread count from before the
+/// first.
+#[must_use = "the thread count is held only while the guard lives"]
+pub struct HeldThreads {
+    _private: (),
+}
+
+impl Drop for HeldThreads {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.holders -= 1;
+        if held.holders == 0 {
+            set_num_threads(held.saved);
+        }
+    }
 }
 
 /// Whether this CPU has AVX-512F (Linux only; false elsewhere).
@@ -70,4 +112,31 @@ pub fn with_threads<T>(n: usize, f: impl FnOnce() -> T) -> T {
 /// variable must be set before the library loads, which is why the binary re-executes itself.
 pub fn cpu_has_avx512f() -> bool {
     std::fs::read_to_string("/proc/cpuinfo").map(|s| s.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "avx512f"))).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Overlapping holders keep the held count until the last one ends, which restores the count
+    /// from before the first; a later holder starts from the restored count again. (The only test
+    /// of this crate that changes the process's count.)
+    #[test]
+    fn the_last_holder_restores_the_count_from_before_the_first() {
+        set_num_threads(3);
+        let first = hold_threads(1);
+        assert_eq!(num_threads(), 1);
+        let second = hold_threads(1);
+        drop(first);
+        assert_eq!(num_threads(), 1, "a holder ended while another runs: the count must stay held");
+        drop(second);
+        assert_eq!(num_threads(), 3);
+        // a holder that ends first in another thread leaves the one here holding
+        let here = hold_threads(2);
+        std::thread::spawn(|| drop(hold_threads(2))).join().unwrap();
+        assert_eq!(num_threads(), 2);
+        drop(here);
+        assert_eq!(num_threads(), 3);
+        set_num_threads(1);
+    }
 }

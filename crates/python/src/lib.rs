@@ -19,6 +19,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use structdr_methods::api::params::Bound as RangeEnd;
 use structdr_methods::api::{FitInput, MethodError, Output, OutputKind, ParamKind, Stage, TransformState};
 use structdr_methods::{Fitted, MethodInfo, ParamMap, ParamValue};
@@ -329,7 +330,7 @@ fn fit(
         if let Some(l) = &labels {
             input = input.with_labels(l);
         }
-        let fitted = m.fit_with(&input).map_err(|e| match e {
+        let fitted = with_fit_threads(|| m.fit_with(&input)).map_err(|e| match e {
             MethodError::Param(_) | MethodError::Input { .. } | MethodError::Degenerate { .. } | MethodError::Disconnected { .. } => value_error(&e),
             _ => runtime_error(&e),
         })?;
@@ -468,22 +469,39 @@ fn run(
     })
 }
 
-/// Sets the process's OpenBLAS thread count for fits (at least 1). The package calls it with 1
-/// when it loads: the thread layout of `structdr run` and of `structdr embed` without
-/// `--blas-threads`, so a seed gives the command line's fit bit for bit (`docs/blas.md` B4). The
-/// count is process-wide: Python threads that fit at once share it.
+/// The BLAS threads of every fit (1 to 1024): 1 unless [`set_blas_threads`] changed
+/// it, the layout of `structdr run` and of `structdr embed` without `--blas-threads`, so that a seed
+/// gives the command line's fit bit for bit. Held only while a fit runs
+/// ([`structdr_linalg::blas::hold_threads`]): between fits the library keeps the process's own
+/// count, which NumPy also uses where it links the same OpenBLAS (conda, distributions).
+static FIT_BLAS_THREADS: AtomicUsize = AtomicUsize::new(1);
+
+/// Runs the fit `f` with the configured BLAS threads held.
+fn with_fit_threads<T>(f: impl FnOnce() -> T) -> T {
+    let _held = structdr_linalg::blas::hold_threads(FIT_BLAS_THREADS.load(AtomicOrdering::Relaxed));
+    f()
+}
+
+/// Sets the BLAS threads of the fits from the next one on (1 to 1024, as `--blas-threads`).
 #[pyfunction]
 fn set_blas_threads(n: usize) -> PyResult<()> {
-    if n == 0 {
-        return Err(value_error("blas threads: must be at least 1"));
+    if !(1..=1024).contains(&n) {
+        return Err(value_error(format!("blas threads: must be from 1 to 1024, got {n}")));
     }
-    structdr_linalg::blas::set_num_threads(n);
+    FIT_BLAS_THREADS.store(n, AtomicOrdering::Relaxed);
     Ok(())
 }
 
-/// The process's OpenBLAS thread count (the library the extension links, not NumPy's own).
+/// The BLAS threads of the fits ([`set_blas_threads`]).
 #[pyfunction]
 fn blas_threads() -> usize {
+    FIT_BLAS_THREADS.load(AtomicOrdering::Relaxed)
+}
+
+/// The OpenBLAS library's own thread count now (outside a fit: the process's setting, e.g.
+/// `OPENBLAS_NUM_THREADS`); for the tests that check a fit leaves it as it was.
+#[pyfunction]
+fn library_blas_threads() -> usize {
     structdr_linalg::blas::num_threads()
 }
 
@@ -503,5 +521,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(set_blas_threads, m)?)?;
     m.add_function(wrap_pyfunction!(blas_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(library_blas_threads, m)?)?;
     Ok(())
 }

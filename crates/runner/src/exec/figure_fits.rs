@@ -2,7 +2,7 @@
 //! cache, else fitted in parallel as a grid cell's fit is (BLAS single-threaded inside, through
 //! [`super::fit_cell_outcome`]) and kept in both.
 
-use super::{fit_observed, FitFailure, OneBlasThread};
+use super::{fit_observed, FitFailure};
 use crate::cells::FitCell;
 use crate::data::Prepared;
 use crate::keys::fit_key;
@@ -68,7 +68,8 @@ pub fn fit_only(data: &[Prepared], cells: &[FitCell], sources: &FitSources, quie
     }
     let cached = by_fit.len() - from_panels;
     let progress = Arc::new(Progress::start(todo.len(), quiet));
-    let blas = OneBlasThread::set();
+    // one BLAS thread inside the parallel fits, as in the grid cells (docs/blas.md B4)
+    let blas = structdr_linalg::blas::hold_threads(1);
     let fitted: Vec<_> = todo
         .par_iter()
         .map(|(fit_hash, c)| {

@@ -590,7 +590,10 @@ impl Pass<'_> {
     fn compute(&self, results: &[(Cell, Option<Record>)], todo: &[usize]) -> Vec<(usize, Outcome)> {
         let (plan, data, store, opts) = (self.plan, self.data, self.store, self.opts);
         let progress = Arc::new(Progress::start(todo.len(), opts.quiet));
-        let blas = OneBlasThread::set();
+        // BLAS single-threaded while the cells run, the count from before restored after: the
+        // thread layout of every parallel fit the runner makes (docs/blas.md B4), grid cells and
+        // fit-only cells alike, so a figure's fit reproduces its grid cell's fit bit for bit
+        let blas = structdr_linalg::blas::hold_threads(1);
         // One fit per group of cells that differ only in evaluation-stage parameters (FSL's
         // n_selected): the fit runs once and every cell of the group evaluates it.
         let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -691,27 +694,6 @@ impl Pass<'_> {
         drop(blas);
         progress.finish();
         new
-    }
-}
-
-/// BLAS single-threaded while it lives, the previous thread count restored when it drops: the
-/// thread layout of every parallel fit the runner makes (docs/blas.md B4), grid cells and fit-only
-/// cells alike, so a figure's fit reproduces its grid cell's fit bit for bit.
-struct OneBlasThread {
-    previous: usize,
-}
-
-impl OneBlasThread {
-    fn set() -> OneBlasThread {
-        let previous = structdr_linalg::blas::num_threads();
-        structdr_linalg::blas::set_num_threads(1);
-        OneBlasThread { previous }
-    }
-}
-
-impl Drop for OneBlasThread {
-    fn drop(&mut self) {
-        structdr_linalg::blas::set_num_threads(self.previous);
     }
 }
 
