@@ -158,3 +158,65 @@ fn a_screened_solve_takes_the_dense_solves_iterates() {
         }
     }
 }
+
+/// Dropping vanishing columns (`SdpOptions::trim`, MVUineq) reaches the same optimum with a
+/// smaller factor: on a swiss roll from a rank-12 start (the optimum of a 2-D manifold has few
+/// significant eigenvalues) and an 8-D cloud from a rank-2 start (which must grow), both solves
+/// certify 1e-6, their certified intervals `[P, U]` overlap, the trimmed factor has fewer
+/// columns where the full one keeps vanishing ones, and the embedding's top eigenvalues agree to
+/// the gap. `trimmed` keeps exactly the axes above the threshold and changes `Z Z^T` by less
+/// than the dropped eigenvalues.
+#[test]
+fn trimmed_solves_reach_the_full_solves_optimum_with_fewer_columns() {
+    let (roll, roll_edges, roll_d2) = swiss_roll_problem(400, 8, 2);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
+    let cloud = Array2::from_shape_fn((300, 8), |_| rng.gen_range(-1.0..1.0));
+    let knn = structdr_numerics::neighbours::knn::knn(cloud.view(), 6).unwrap();
+    let e = structdr_numerics::neighbours::knn::symmetrised_edges(&knn);
+    let mean = e.iter().map(|e| e.2).sum::<f64>() / e.len() as f64;
+    let (cloud_edges, cloud_d2): (Vec<(usize, usize)>, Vec<f64>) = e.iter().map(|e| ((e.0, e.1), e.2 / mean)).unzip();
+    let cloud = cloud / mean.sqrt();
+    for (name, x, edges, d2, r0) in [("swiss roll", &roll, &roll_edges, &roll_d2, 12), ("8-D cloud", &cloud, &cloud_edges, &cloud_d2, 2)] {
+        let sdp = DistanceSdp { n: x.nrows(), q: None, edges, d2, constraint: DistanceConstraint::Inequality };
+        let z0 = crate::unfolding::mvu::start_factor(x.slice(ndarray::s![.., ..r0.min(x.ncols())]), r0, 1.0);
+        let base = SdpOptions { gap_tol: 1e-6, ..SdpOptions::default() };
+        let full = sdp.solve(z0.clone(), &base).unwrap();
+        let trim = sdp.solve(z0, &SdpOptions { trim: Some(crate::unfolding::mvu::TRIM_BELOW), ..base.clone() }).unwrap();
+        for (which, s) in [("full", &full), ("trimmed", &trim)] {
+            eprintln!(
+                "{name} {which}: P = {:.10e}, U = {:.10e}, gap {:.2e}, {} outer, {} inner, rank {} (from {r0})",
+                s.certificate.primal,
+                s.certificate.dual,
+                s.certificate.rel_gap,
+                s.outer,
+                s.inner,
+                s.y.ncols()
+            );
+            assert!(s.certified, "{name} {which}: {}", s.termination);
+        }
+        let (a, b) = (&full.certificate, &trim.certificate);
+        assert!(a.primal <= b.dual && b.primal <= a.dual, "{name}: [{}, {}] and [{}, {}] do not overlap", a.primal, a.dual, b.primal, b.dual);
+        let significant = |y: &Array2<f64>| {
+            let v = structdr_linalg::eigh(y.t().dot(y).view()).unwrap().values;
+            let top = v.iter().copied().fold(0.0f64, f64::max);
+            (v.iter().filter(|&&l| l >= 1e-8 * top).count(), v)
+        };
+        let ((sig_full, v_full), (sig_trim, v_trim)) = (significant(&full.y), significant(&trim.y));
+        assert!(sig_full < full.y.ncols(), "{name}: the full factor keeps no vanishing column ({sig_full} of {})", full.y.ncols());
+        assert!(trim.y.ncols() < full.y.ncols(), "{name}: trimmed rank {} against {}", trim.y.ncols(), full.y.ncols());
+        // the largest eigenvalues of K agree to the gaps' order (both are certified 1e-6 optima)
+        let (tf, tt) = (v_full[v_full.len() - 1], v_trim[v_trim.len() - 1]);
+        assert!((tf - tt).abs() <= 1e-4 * tf, "{name}: top eigenvalue {tf} against {tt}");
+        assert!(sig_trim <= trim.y.ncols());
+    }
+    // the helper alone: axes above the threshold kept, largest first; Z Z^T moves by the dropped
+    let mut z = Array2::from_shape_fn((50, 4), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+    z.column_mut(3).mapv_inplace(|v| v * 1e-6);
+    let e = structdr_linalg::eigh(z.t().dot(&z).view()).unwrap();
+    let kept = trimmed(&z, 1e-8).unwrap().expect("one axis below 1e-8 of the largest");
+    assert_eq!(kept.ncols(), e.values.iter().filter(|&&l| l >= 1e-8 * e.values[3]).count());
+    let moved = (&z.dot(&z.t()) - &kept.dot(&kept.t())).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let dropped: f64 = e.values.iter().filter(|&&l| l < 1e-8 * e.values[3]).sum();
+    assert!(moved <= dropped * (1.0 + 1e-6) + 1e-12 * e.values[3], "Z Z^T moved by {moved:e}, dropped {dropped:e}");
+    assert!(trimmed(&z, 1e-14).unwrap().is_none(), "nothing below 1e-14: every axis kept");
+}
