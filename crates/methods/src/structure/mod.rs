@@ -27,8 +27,34 @@ use crate::api::{MethodError, Result};
 ///
 /// Callers: MEU's embedding (`a = gamma`) since MEU version 2 and MPME's KPCA embedding
 /// (`a = lambda`) since MPME version 2 (docs/parity/mpme.md, "Embeddings the learned graph does
-/// not determine").
+/// not determine"); SPL's `gamma = 0` embedding through [`kernel_top_is_untied`].
 pub fn embedding_is_determined(method: &'static str, n: usize, edges: &[(usize, usize, f64)], dim: usize, shift: (&str, f64), hint: &str) -> Result<usize> {
+    let (name, a) = shift;
+    kernel_top_is_untied(
+        method,
+        n,
+        edges,
+        dim,
+        TiedKernel { graph: "W", kernel: &format!("(L + {name} I)^-1"), top: &format!("1/{name} = {:.3e}", 1.0 / a) },
+        hint,
+    )
+}
+
+/// How [`kernel_top_is_untied`] names the learned graph, the kernel and its top eigenvalue in its
+/// error (`"S"`, `"(4L + I)^-1"`, `"1"`).
+pub struct TiedKernel<'a> {
+    /// The learned graph's symbol.
+    pub graph: &'a str,
+    /// The kernel, a positive multiple of `(L + a I)^-1`.
+    pub kernel: &'a str,
+    /// Its top eigenvalue (that multiple over `a`), as the error prints it.
+    pub top: &'a str,
+}
+
+/// [`embedding_is_determined`] for any kernel `t (L + a I)^-1` (`t, a > 0`: the same eigenvectors,
+/// the top eigenvalue `t / a` tied `c - 1` times), e.g. SPL's `(4L + I)^-1 = (L + I/4)^-1 / 4`,
+/// whose top eigenvalue is 1.
+pub fn kernel_top_is_untied(method: &'static str, n: usize, edges: &[(usize, usize, f64)], dim: usize, names: TiedKernel<'_>, hint: &str) -> Result<usize> {
     let positive: Vec<(usize, usize, f64)> = edges.iter().copied().filter(|e| e.2 > 0.0).collect();
     let (labels, count) = structdr_numerics::graphs::connected_components(n, &positive);
     // the multiplicity of the top eigenvalue (n = 0 has no components and nothing to tie)
@@ -40,14 +66,13 @@ pub fn embedding_is_determined(method: &'static str, n: usize, edges: &[(usize, 
     sizes.sort_unstable_by(|a, b| b.cmp(a));
     let shown: Vec<String> = sizes.iter().take(6).map(|s| s.to_string()).collect();
     let more = if count > 6 { ", ..." } else { "" };
-    let (name, a) = shift;
+    let TiedKernel { graph, kernel, top } = names;
     Err(MethodError::Degenerate {
         method,
         reason: format!(
-            "W splits the samples into {count} connected components (largest [{}{more}]), so the centred kernel (L + {name} I)^-1 has its top eigenvalue 1/{name} = {:.3e} {tied} times, more than dim = {dim}: \
+            "{graph} splits the samples into {count} connected components (largest [{}{more}]), so the centred kernel {kernel} has its top eigenvalue {top} {tied} times, more than dim = {dim}: \
              the embedding would be {dim} directions of a tied {tied}-dimensional eigenspace, picked by rounding ({hint})",
             shown.join(", "),
-            1.0 / a
         ),
     })
 }

@@ -61,6 +61,11 @@
 //!   edge jumps to `~4d`) and the harmonic steps return too slowly; on vehicle (K = 5, C = 1e3,
 //!   gamma = 1e-3) it is far from the optimum after thousands of steps (docs/parity/spl.md).
 //!
+//! With `gamma = 0` the embedding is KPCA on `(4L + I)^-1`, whose top eigenvalue 1 is tied `c - 1`
+//! times when `S` has `c` connected components; since version 6 more than `dim + 1` components are
+//! `degenerate` ([`super::kernel_top_is_untied`]), as for MPME and MEU: the embedding would be
+//! `dim` directions of the tied eigenspace picked by the eigensolver's rounding.
+//!
 //! The trace records `f` (maximised) at `S = 0` and after every iteration, and the final KKT
 //! residual `||proj grad||_inf`.
 //!
@@ -214,8 +219,15 @@ impl Embedder for Spl {
                 ),
             });
         }
-        let embedding = prob.embedding(&s, &eval)?;
         let active: Vec<(usize, usize, f64)> = prob.edges().iter().zip(&s).filter(|(_, &v)| v > 0.0).map(|(&(i, j), &v)| (i, j, v)).collect();
+        if self.gamma == 0.0 {
+            // more than dim + 1 components of S tie the kernel's top eigenvalue beyond dim: KPCA
+            // would keep dim directions of the tied eigenspace picked by rounding (since version 6;
+            // letter, K = 5: 1-NN 0.795 on one machine's kernels, 0.761 on another's, f equal to 13 digits)
+            let names = super::TiedKernel { graph: "S", kernel: "(4L + I)^-1", top: "1" };
+            super::kernel_top_is_untied(NAME, n, &active, self.dim, names, "use a larger k, C or dim, or gamma > 0")?;
+        }
+        let embedding = prob.embedding(&s, &eval)?;
         let mut f = Fitted::new(Output::Embedding(embedding), Trace::iterative(history, iterations, stop, message).with_kkt_residual(kkt));
         f.notes.push(match self.solver {
             SplSolver::Subgradient => format!("solver: Algorithm 1 projected subgradient steps 1/t from S = 0: {iterations} steps"),
@@ -267,7 +279,7 @@ pub(crate) fn info() -> MethodInfo {
         name: NAME,
         summary: "Structured projection learning: the dual f(S) = d/2 log det Q - <S, Phi> - ||S||^2/(4C) - gamma^2/8 sum top-d eig(Y^T Q^-1 Y), Q = L_S + (gamma+1)/4 I on the K-NN graph, maximised over S >= 0 (projected L-BFGS by default, or Algorithm 1's subgradient steps); X = (gamma/4) Q^-1 Y W, or KPCA on (4L + I)^-1 when gamma = 0.",
         reference: "Wang, Probabilistic Dimensionality Reduction via Structure Learning (TPAMI 2019), §3.3, Algorithm 1, eqs. (17)-(23)",
-        version: 5,
+        version: 6,
         output: OutputKind::Embedding,
         needs_labels: false,
         accepts_init: false,

@@ -426,3 +426,35 @@ fn the_projected_solver_reaches_tol_where_f_stops_resolving() {
         fit.trace.iterations, fit.trace.stop, other.trace.iterations, other.trace.stop
     );
 }
+
+/// Well-separated clusters give an `S` with one component per cluster: the `gamma = 0` kernel
+/// `(4L + I)^-1` then has its top eigenvalue 1 `c - 1` times on `1^perp`, and with `c - 1 > dim`
+/// KPCA would keep `dim` directions of that eigenspace picked by rounding (version 6).
+#[test]
+fn gamma_zero_with_more_components_than_dim_plus_one_is_degenerate() {
+    let (c, per) = (5, 8);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let x = Array2::from_shape_fn((c * per, c), |(i, j)| if i / per == j { 10.0 } else { 0.0 } + 0.3 * rng.gen_range(-1.0..1.0));
+    let m = Spl { dim: 2, k: 4, c: 1e3, gamma: 0.0, max_iter: 3000, tol: 1e-8, solver: SplSolver::Bounded(Solver::Projected) };
+    let err = m.fit(x.view(), 0).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, MethodError::Degenerate { .. }), "{msg}");
+    assert!(msg.contains("S splits the samples into 5 connected components (largest [8, 8, 8, 8, 8])"), "{msg}");
+    assert!(msg.contains("(4L + I)^-1 has its top eigenvalue 1 4 times, more than dim = 2"), "{msg}");
+    // the whole tied eigenspace kept (dim = c - 1): an embedding in which every cluster is one
+    // point to rounding (the kernel's top eigenvectors are the centred cluster indicators, each
+    // with eigenvalue 1) and the clusters are equidistant
+    let f = Spl { dim: 4, ..m.clone() }.fit(x.view(), 0).unwrap();
+    let y = f.embedding().unwrap();
+    assert_eq!(y.ncols(), 4);
+    let dist = |a: usize, b: usize| (&y.row(a) - &y.row(b)).mapv(|v| v * v).sum().sqrt();
+    let between = dist(0, per);
+    for i in 0..c * per {
+        assert!(dist(i, (i / per) * per) < 1e-6 * between, "sample {i} is not at its cluster's point");
+        for j in (i / per + 1)..c {
+            assert!((dist(i, j * per) / between - 1.0).abs() < 1e-6, "clusters {} and {j} not equidistant", i / per);
+        }
+    }
+    // gamma > 0 embeds by Q^-1 Y W, which the tie does not touch
+    assert!(Spl { gamma: 1e-3, ..m.clone() }.fit(x.view(), 0).is_ok());
+}
