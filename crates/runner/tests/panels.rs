@@ -200,3 +200,63 @@ title = "sweep"
     assert!(!out_dir.join(FITS_DIR).exists() || std::fs::read_dir(out_dir.join(FITS_DIR)).unwrap().count() == 0, "nothing refitted");
     assert_eq!(drawn(&out_dir), before);
 }
+
+/// An embedding, graph, convergence or adjacency figure with a panel whose fit the method called
+/// degenerate (MPME with a lambda so large that `W = 0` is optimal): that panel is drawn empty with
+/// "degenerate" in its caption, `figures.md` gives the method's reason, and the other panels are
+/// drawn as usual. A kind built from the fit's own shape (components against labels) stops with
+/// the method's reason and says what to do.
+#[test]
+fn a_degenerate_panel_of_an_embedding_figure_is_drawn_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let figure = |kind: &str| {
+        format!(
+            r#"
+[[figure]]
+name = "{kind}"
+title = "{kind}"
+kind = "{kind}"
+[[figure.panel]]
+dataset = "three_clusters"
+method = "mpme"
+params = {{ dim = 2, lambda = 0.01 }}
+title = "learned"
+[[figure.panel]]
+dataset = "three_clusters"
+method = "mpme"
+params = {{ dim = 2, lambda = 1e9 }}
+title = "too sparse"
+"#
+        )
+    };
+    let head = "id = \"empty\"\ntitle = \"empty\"\nseed = 1\n[[dataset]]\nname = \"three_clusters\"\nparams = { n = 45 }\n";
+    let path = dir.path().join("empty.toml");
+    let kinds = ["embedding", "graph", "convergence", "adjacency"];
+    std::fs::write(&path, format!("{head}{}", kinds.iter().map(|k| figure(k)).collect::<String>())).unwrap();
+    let plan = spec::load(&path).unwrap();
+    let results = dir.path().join("results");
+    let out_dir = plan.output_dir(&results);
+    structdr::run_spec(&plan, &RunOptions::quiet(&results)).unwrap();
+    let md = std::fs::read_to_string(out_dir.join("figures.md")).unwrap();
+    for kind in kinds {
+        assert!(out_dir.join(format!("{kind}.png")).is_file() && out_dir.join(format!("{kind}.svg")).is_file(), "{kind} not drawn");
+        let svg = std::fs::read_to_string(out_dir.join(format!("{kind}.svg"))).unwrap();
+        assert!(svg.contains("too sparse: degenerate, nothing to draw"), "{kind}: the empty panel's caption");
+    }
+    assert_eq!(md.matches("degenerate (an empty panel): mpme: degenerate: W = 0 is optimal").count(), kinds.len(), "{md}");
+    // the learned panel of the same figures is drawn as usual (W has edges)
+    assert!(md.lines().any(|l| l.starts_with("| learned | mpme | ") && l.contains(" edges, nz = ")), "{md}");
+
+    let bad = dir.path().join("bad.toml");
+    // MPME returns no components, so the contingency figure holds the degenerate panel alone
+    let only_degenerate =
+        figure("contingency").split("[[figure.panel]]").enumerate().filter(|(i, _)| *i != 1).map(|(_, s)| s).collect::<Vec<_>>().join("[[figure.panel]]");
+    std::fs::write(&bad, format!("{}{only_degenerate}", head.replace("\"empty\"", "\"bad\""))).unwrap();
+    let plan = spec::load(&bad).unwrap();
+    let Err(err) = structdr::run_spec(&plan, &RunOptions::quiet(&results)) else { panic!("a contingency figure with a degenerate panel must fail") };
+    let err = format!("{err:#}");
+    assert!(
+        err.contains("panel 'too sparse'") && err.contains("W = 0 is optimal") && err.contains("kind = \"contingency\" figure has no empty panel"),
+        "{err}"
+    );
+}

@@ -113,6 +113,9 @@ fn plane(base: &ndarray::Array2<f64>, extra: Option<&ndarray::Array2<f64>>, what
     }
 }
 
+/// Caption suffix of a panel whose fit the method called degenerate (drawn empty).
+const DEGENERATE_CAPTION: &str = "degenerate, nothing to draw";
+
 /// Legend name of the manifold coordinate of synthetic sets.
 const MANIFOLD: &str = "position along the manifold";
 
@@ -259,7 +262,7 @@ fn figure_section(name: &str, title: &str, rows: &[PanelRow], extra: &[String]) 
             r.components,
             r.iterations,
             r.converged,
-            // a panel without a fit (a degenerate sweep point) has no time to show
+            // a panel without a fit (a degenerate one) has no time to show
             if r.seconds.is_finite() { format!("{:.2}", r.seconds) } else { "–".into() },
             cell(&r.result)
         );
@@ -307,25 +310,70 @@ pub fn draw_figure_defs(
             let fail = |e: String| anyhow::anyhow!("figure '{}', panel '{}': {e}", def.name, p.title);
             let (f, seconds) = match fits.get(&cell.hash).ok_or_else(|| fail("not fitted".into()))? {
                 Ok((f, seconds)) => (f, seconds),
-                // A sweep may cross a value where the method has no determined result: that point
-                // is a gap in the sweep's lines and its table says why. Any other figure needs
-                // every panel.
-                Err(e) if e.degenerate && def.kind == FigureKind::Sensitivity => {
-                    let point = sensitivity::Point::degenerate(p, &e.message).map_err(fail)?;
+                // A fit the method called degenerate has nothing determined to draw: a sweep shows
+                // that point as a gap in its lines, a panel of the other kinds stays empty with
+                // "degenerate" in its caption; `figures.md` says why in both. The kinds whose
+                // panels are built from the fit's own shape (components against labels, masked
+                // images) cannot stand empty and stop with the method's reason.
+                Err(e) if e.degenerate => {
+                    let n = prepared[p.dataset].data.x.nrows();
+                    let empty_title = format!("{}: {DEGENERATE_CAPTION}", p.title);
+                    let result = match def.kind {
+                        FigureKind::Sensitivity => {
+                            let point = sensitivity::Point::degenerate(p, &e.message).map_err(fail)?;
+                            let summary = point.summary();
+                            sweep_points.push(point);
+                            summary
+                        }
+                        FigureKind::Embedding | FigureKind::Graph => {
+                            let axes = ("coordinate 1".to_string(), "coordinate 2".to_string());
+                            scatter.push(render::Panel {
+                                title: empty_title,
+                                points: vec![],
+                                edges: vec![],
+                                centres: vec![],
+                                colouring: render::Colouring::None,
+                                axes,
+                            });
+                            format!("degenerate (an empty panel): {}", e.message)
+                        }
+                        FigureKind::Convergence | FigureKind::Weights => {
+                            let (x_label, y_label) = if def.kind == FigureKind::Convergence { ("iteration", "objective") } else { ("feature", "weight") };
+                            lines.push(render::LinePanel {
+                                title: empty_title,
+                                points: vec![],
+                                x_label: x_label.into(),
+                                y_label: y_label.into(),
+                                stems: def.kind == FigureKind::Weights,
+                                marks: vec![],
+                            });
+                            format!("degenerate (an empty panel): {}", e.message)
+                        }
+                        FigureKind::Adjacency => {
+                            heat.push(render::HeatmapPanel::adjacency(empty_title, n, &[], "vertex"));
+                            format!("degenerate (an empty panel): {}", e.message)
+                        }
+                        FigureKind::Contingency | FigureKind::Masks => {
+                            let kind = if def.kind == FigureKind::Contingency { "contingency" } else { "masks" };
+                            return Err(fail(format!(
+                                "{} (a kind = \"{kind}\" figure has no empty panel to show it: leave the panel out or change its parameters)",
+                                e.message
+                            )));
+                        }
+                    };
                     rows.push(PanelRow {
                         title: panel_row_title(p),
                         method: p.method.clone(),
                         params: panel_row_params(p),
-                        n: prepared[p.dataset].data.x.nrows(),
+                        n,
                         graph: "–".into(),
                         components: "–".into(),
                         iterations: 0,
                         converged: false,
                         seconds: f64::NAN,
-                        result: point.summary(),
+                        result,
                         notes: vec!["nothing drawn: the method called the fit degenerate (the result column says why)".into()],
                     });
-                    sweep_points.push(point);
                     continue;
                 }
                 Err(e) => return Err(fail(e.message.clone())),
