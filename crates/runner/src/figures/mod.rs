@@ -318,6 +318,7 @@ pub fn draw_figure_defs(
                 Err(e) if e.degenerate => {
                     let n = prepared[p.dataset].data.x.nrows();
                     let empty_title = format!("{}: {DEGENERATE_CAPTION}", p.title);
+                    let empty = format!("degenerate (an empty panel): {}", e.message);
                     let result = match def.kind {
                         FigureKind::Sensitivity => {
                             let point = sensitivity::Point::degenerate(p, &e.message).map_err(fail)?;
@@ -335,7 +336,7 @@ pub fn draw_figure_defs(
                                 colouring: render::Colouring::None,
                                 axes,
                             });
-                            format!("degenerate (an empty panel): {}", e.message)
+                            empty
                         }
                         FigureKind::Convergence | FigureKind::Weights => {
                             let (x_label, y_label) = if def.kind == FigureKind::Convergence { ("iteration", "objective") } else { ("feature", "weight") };
@@ -347,11 +348,11 @@ pub fn draw_figure_defs(
                                 stems: def.kind == FigureKind::Weights,
                                 marks: vec![],
                             });
-                            format!("degenerate (an empty panel): {}", e.message)
+                            empty
                         }
                         FigureKind::Adjacency => {
                             heat.push(render::HeatmapPanel::adjacency(empty_title, n, &[], "vertex"));
-                            format!("degenerate (an empty panel): {}", e.message)
+                            empty
                         }
                         FigureKind::Contingency | FigureKind::Masks => {
                             let kind = if def.kind == FigureKind::Contingency { "contingency" } else { "masks" };
